@@ -1,0 +1,59 @@
+"""Typed errors. Each message says what went wrong and what the user can do about it."""
+
+from __future__ import annotations
+
+
+class IntercodeError(Exception):
+    """Base class of every error the project raises on purpose."""
+
+
+class ConfigError(IntercodeError, ValueError):
+    """A bad argument or configuration value (unknown env, strategy, bad YAML, ...)."""
+
+
+class EngineUnavailable(IntercodeError):
+    """The Docker Engine does not answer."""
+
+    def __init__(self, detail: str = "") -> None:
+        msg = (
+            "the Docker Engine is not reachable"
+            + (f" ({detail})" if detail else "")
+            + ". Start it, for example with "
+            "`dockerd --bridge=none --iptables=false --ip6tables=false &`, "
+            "or point DOCKER_HOST at a running engine."
+        )
+        super().__init__(msg)
+
+
+class ImageMissing(IntercodeError):
+    """A sandbox image is not present in the engine."""
+
+    def __init__(self, image: str) -> None:
+        self.image = image
+        super().__init__(
+            f"image {image!r} is not built. Build it with `intercode-agents images build` "
+            "(or `intercode-agents images build <name>` for just this one)."
+        )
+
+
+class SessionDied(IntercodeError):
+    """A long-lived process inside a sandbox exited or its stream broke."""
+
+
+class CommandTimeout(IntercodeError):
+    """A helper request did not answer before its deadline."""
+
+
+class InvalidAction(IntercodeError, ValueError):
+    """An action cannot be run as given (a NUL byte, an empty command, a bad submit form)."""
+
+
+class UnknownTask(IntercodeError, KeyError):
+    """No task with that id exists (or it is unavailable here)."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else "unknown task"
+
+
+class DatasetError(IntercodeError):
+    """The task data cannot be found, downloaded or verified."""
