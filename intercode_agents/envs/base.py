@@ -1,0 +1,200 @@
+"""The episode API shared by every environment (Gymnasium semantics, async).
+
+An :class:`Env` owns its sandboxes. ``reset`` starts a task from a pristine state, ``step`` runs one
+action, and the action ``submit`` (with an argument for Python and CTF) ends the episode and earns
+the reward. Concrete envs implement three hooks: ``_prepare`` (get a pristine sandbox for a task),
+``_execute`` (run one action) and ``_score`` (compute the reward of a submission).
+
+``step`` returns ``(observation, reward, terminated, truncated, info)``. ``info`` always carries:
+
+- ``turn`` (int), ``action_type`` ("action" | "submit" | "invalid")
+- ``exit_code`` (int | None), ``errored`` (bool: the action failed to run)
+- ``timed_out`` (bool), ``output_truncated`` (bool: cut at the sandbox's capture cap), ``duration_s``
+
+and at submit also ``reward_parts`` (dict) and ``corrupt`` (bool: the gold itself fails; unscored).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from intercode_agents.errors import ConfigError
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseToolkit
+
+    from intercode_agents.datasets import Task
+    from intercode_agents.rewards import RewardResult
+
+REWARD_MODES = ("intercode", "strict")
+_SUBMIT = re.compile(r"^\s*submit\b[ \t]*(.*)\Z", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class ActionResult:
+    """What running one action produced, before it becomes a Gym step."""
+
+    observation: str
+    exit_code: int | None = None
+    errored: bool = False
+    timed_out: bool = False
+    output_truncated: bool = False
+    duration_s: float = 0.0
+
+
+def parse_submit(action: str) -> str | None:
+    """Return the submit argument ('' when bare) if ``action`` is a submit, else None."""
+    m = _SUBMIT.match(action)
+    return m.group(1).strip() if m else None
+
+
+class Env(ABC):
+    """Base class of the Bash, SQL, Python and CTF environments."""
+
+    name: ClassVar[str]  # "bash" | "sql" | "python" | "ctf"
+    language: ClassVar[str]  # prompt/tool language key
+    submit_takes_argument: ClassVar[bool] = False  # Python and CTF submit an answer; Bash and SQL the last output
+
+    def __init__(
+        self,
+        *,
+        reward: str = "intercode",
+        max_turns: int | None = None,
+        data_root: str | Path | None = None,
+        action_timeout: float = 30.0,
+    ) -> None:
+        if reward not in REWARD_MODES:
+            raise ConfigError(f"unknown reward mode {reward!r}; choose one of {', '.join(REWARD_MODES)}")
+        self.reward_mode = reward
+        self.max_turns = max_turns
+        self.data_root = Path(data_root) if data_root else None
+        self.action_timeout = action_timeout
+        self.task: Task | None = None
+        self.turns = 0
+        self.done = False
+        self.last_observation = ""
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    async def __aenter__(self) -> Env:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def start(self) -> None:  # noqa: B027 - optional hook
+        """Acquire long-lived resources (pools, engine client). Called by ``async with``."""
+
+    async def close(self) -> None:  # noqa: B027 - optional hook
+        """Release every container this env holds."""
+
+    # -- the Gym API -------------------------------------------------------------------------
+    async def reset(self, task_id: str | None = None, *, task: Task | None = None) -> tuple[str, dict[str, Any]]:
+        """Start ``task`` (or the task named ``task_id``) from a pristine state."""
+        from intercode_agents.datasets import get_task
+
+        if task is None:
+            if task_id is None:
+                raise ConfigError("reset() needs a task_id or a task")
+            task = get_task(task_id, data_root=self.data_root)
+        if task.env != self.name:
+            raise ConfigError(f"task {task.id} belongs to env {task.env!r}, not {self.name!r}")
+        await self._prepare(task)
+        self.task, self.turns, self.done, self.last_observation = task, 0, False, ""
+        info = {"task_id": task.id, "split": task.split, "group": dict(task.group), "image": task.image}
+        return self.task_prompt(task), info
+
+    async def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self.done:
+            raise ConfigError("the episode is over; call reset() to start another")
+        self.turns += 1
+        base: dict[str, Any] = {"turn": self.turns}
+        submitted = parse_submit(action)
+        if submitted is not None:
+            return await self._submit(submitted, base)
+        problem = self.validate_action(action)
+        if problem:
+            result = ActionResult(observation=f"Invalid action: {problem}", errored=True)
+            base["action_type"] = "invalid"
+        else:
+            result = await self._execute(action)
+            base["action_type"] = "action"
+            self.last_observation = result.observation
+        info = base | {
+            "exit_code": result.exit_code,
+            "errored": result.errored,
+            "timed_out": result.timed_out,
+            "output_truncated": result.output_truncated,
+            "duration_s": result.duration_s,
+        }
+        truncated = self.max_turns is not None and self.turns >= self.max_turns
+        return result.observation, 0.0, False, truncated, info
+
+    async def evaluate(self, submission: str | None = None) -> RewardResult:
+        """Score the current state as if submitted now; the episode goes on (Try Again scores every turn)."""
+        self._require_task()
+        return await self._score(self.last_observation if submission is None else submission)
+
+    async def _submit(self, argument: str, base: dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self._require_task()
+        started = time.perf_counter()
+        submission = argument if self.submit_takes_argument else self.last_observation
+        result = await self._score(submission)
+        self.done = True
+        info = base | {
+            "action_type": "submit",
+            "exit_code": None,
+            "errored": False,
+            "timed_out": False,
+            "output_truncated": False,
+            "duration_s": time.perf_counter() - started,
+            "reward_parts": dict(result.parts),
+            "corrupt": result.corrupt,
+            "submission": submission,
+        }
+        return f"Submitted. Reward: {result.reward:g}", result.reward, True, False, info
+
+    # -- helpers for subclasses and tools --------------------------------------------------------
+    def task_prompt(self, task: Task) -> str:
+        """The observation ``reset`` returns: the task's question (subclasses may add context)."""
+        return task.query
+
+    def validate_action(self, action: str) -> str | None:
+        """Return why ``action`` cannot run, or None. Never rewrites the action."""
+        if "\x00" in action:
+            return "the action contains a NUL byte"
+        if not action.strip():
+            return "the action is empty"
+        return None
+
+    def _require_task(self) -> Task:
+        if self.task is None:
+            raise ConfigError(f"no task is loaded; call reset(task_id=...) on the {self.name} env first")
+        return self.task
+
+    def toolkit(self) -> BaseToolkit:
+        """LangChain tools bound to this env (run_<language> and submit)."""
+        from intercode_agents.tools import EnvToolkit
+
+        return EnvToolkit(env=self)
+
+    # -- hooks ------------------------------------------------------------------------------------
+    @abstractmethod
+    async def _prepare(self, task: Task) -> None:
+        """Make a pristine sandbox (and session) ready for ``task``."""
+
+    @abstractmethod
+    async def _execute(self, action: str) -> ActionResult:
+        """Run one (validated) action in the current sandbox."""
+
+    @abstractmethod
+    async def _score(self, submission: str) -> RewardResult:
+        """Reward of ``submission`` (the last observation, or the submit argument) for the current task."""

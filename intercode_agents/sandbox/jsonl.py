@@ -1,0 +1,109 @@
+"""A JSON-lines helper process in a sandbox: one request line in, one response line out.
+
+The in-container helpers (the Python REPL, the SQL client) keep their state between requests. A
+helper enforces its own per-request timeouts; the transport adds a grace period and, past it, kills
+and restarts the helper (its state is lost, and the response says ``"restarted": true``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from intercode_agents.errors import CommandTimeout, SessionDied
+from intercode_agents.sandbox.stream import ProcessStream
+
+if TYPE_CHECKING:
+    from intercode_agents.sandbox.sandbox import Sandbox
+
+
+class JsonSession:
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        argv: Sequence[str],
+        *,
+        user: str | None = None,
+        workdir: str | None = None,
+        env: dict[str, str] | None = None,
+        ready_timeout: float = 60.0,
+        grace: float = 5.0,
+        max_line: int = 1 << 24,
+    ) -> None:
+        self._sandbox = sandbox
+        self._argv = list(argv)
+        self._user, self._workdir, self._env = user, workdir, env
+        self.ready_timeout = ready_timeout
+        self.grace = grace
+        self.max_line = max_line
+        self.ready_info: dict[str, Any] = {}
+        self._proc: ProcessStream | None = None
+        self._lock = asyncio.Lock()
+        self._next_id = 0
+
+    async def start(self) -> JsonSession:
+        proc = ProcessStream(
+            self._sandbox.container, self._argv, user=self._user, workdir=self._workdir, env=self._env
+        )
+        await proc.start()
+        self._proc = proc
+        line = await proc.read_line(self.ready_timeout, self.max_line)
+        try:
+            self.ready_info = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SessionDied(f"helper {self._argv[0]} did not start: {line[:300]!r}") from exc
+        if not self.ready_info.get("ready"):
+            raise SessionDied(f"helper {self._argv[0]} failed to start: {self.ready_info.get('error', line)}")
+        return self
+
+    async def request(self, payload: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
+        """Send one request; wait up to ``timeout`` + grace for its response."""
+        async with self._lock:
+            if self._proc is None or self._proc.eof:
+                await self._restart()
+            assert self._proc is not None
+            self._next_id += 1
+            body = {**payload, "id": self._next_id}
+            line = json.dumps(body, ensure_ascii=False) + "\n"
+            try:
+                await self._proc.write(line.encode("utf-8", errors="surrogateescape"))
+                while True:
+                    text = await self._proc.read_line(timeout + self.grace, self.max_line)
+                    response = json.loads(text)
+                    if response.get("id") in (None, self._next_id):
+                        return response
+            except TimeoutError:
+                await self._restart()
+                return {
+                    "ok": False,
+                    "timed_out": True,
+                    "restarted": True,
+                    "error": f"no answer within {timeout + self.grace:g}s; the helper was restarted",
+                }
+            except (SessionDied, json.JSONDecodeError) as exc:
+                await self._restart()
+                return {
+                    "ok": False,
+                    "restarted": True,
+                    "error": f"the helper failed ({exc}); it was restarted",
+                }
+
+    async def _restart(self) -> None:
+        await self.close()
+        try:
+            await self.start()
+        except TimeoutError as exc:
+            raise CommandTimeout(f"helper {self._argv[0]} did not become ready") from exc
+
+    async def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if not proc.eof and proc.pid and self._sandbox.running:
+            try:
+                await self._sandbox.signal_tree(proc.pid, "KILL", include_root=True)
+            except Exception:  # the container may be going away
+                pass
+        await proc.close()

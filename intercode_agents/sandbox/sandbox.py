@@ -1,0 +1,318 @@
+"""A Docker container as an async sandbox: sessions, one-off execs, files and a diff against the image."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import io
+import tarfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+import aiodocker
+from aiodocker.containers import DockerContainer
+
+from intercode_agents.errors import ConfigError, ImageMissing, IntercodeError, SessionDied
+from intercode_agents.sandbox import registry
+from intercode_agents.sandbox.config import SandboxConfig
+from intercode_agents.sandbox.engine import docker_client, engine_call
+from intercode_agents.sandbox.jsonl import JsonSession
+from intercode_agents.sandbox.result import DEFAULT_OUTPUT_CAP, ExecResult, OutputCapture
+from intercode_agents.sandbox.shell import ShellSession
+from intercode_agents.sandbox.stream import KILL_TREE, ProcessStream
+
+ChangeKind = Literal["C", "A", "D"]
+_KINDS: dict[int, ChangeKind] = {0: "C", 1: "A", 2: "D"}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One file-system change against the image (Docker's container-changes API)."""
+
+    path: str
+    kind: ChangeKind  # C(hanged), A(dded), D(eleted)
+
+
+class Sandbox:
+    """One isolated container. ``async with Sandbox(image) as sb:`` starts it and always removes it.
+
+    Keyword overrides of :class:`SandboxConfig` fields (``memory="512m"``, ``pids_limit=128``,
+    ``network_mode=...``) may be passed directly.
+    """
+
+    def __init__(self, image: str, *, config: SandboxConfig | None = None, **overrides: Any) -> None:
+        config = dataclasses.replace(config or SandboxConfig())
+        fields = {f.name for f in dataclasses.fields(SandboxConfig)}
+        for key, value in overrides.items():
+            if key not in fields:
+                raise ConfigError(f"unknown sandbox option {key!r}; known: {', '.join(sorted(fields))}")
+            setattr(config, key, value)
+        self.image = image
+        self.config = config
+        self.image_id: str | None = None
+        self._container: DockerContainer | None = None
+        self._sessions: list[ShellSession | JsonSession] = []
+        self._engine_changes: frozenset[Change] = frozenset()
+        self.running = False
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    @property
+    def container(self) -> DockerContainer:
+        if self._container is None:
+            raise SessionDied("the sandbox is not started")
+        return self._container
+
+    @property
+    def id(self) -> str:
+        return self.container.id
+
+    async def start(self) -> Sandbox:
+        client = docker_client()
+        spec = self.config.container_spec(self.image)
+        create = asyncio.ensure_future(engine_call(lambda: client.containers.create(spec), image=self.image))
+        try:
+            container = await asyncio.shield(create)
+        except asyncio.CancelledError:
+            # The engine may still create it: remove it once it exists, then honour the cancel.
+            with contextlib.suppress(Exception):
+                await _remove(await create)
+            raise
+        except aiodocker.DockerError as exc:
+            if exc.status == 404:
+                raise ImageMissing(self.image) from exc
+            raise
+        self._container = container
+        registry.register(container.id)
+        try:
+            await engine_call(container.start)
+            self.running = True
+            info = await engine_call(container.show)
+            self.image_id = info.get("Image")
+            # What the engine itself adds (the init binary's mount point) is not a change of ours.
+            self._engine_changes = frozenset(await self._changes())
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def close(self) -> None:
+        """Remove the container (idempotent; safe during cancellation)."""
+        container, self._container = self._container, None
+        self.running = False
+        if container is None:
+            return
+        self._container = container  # sessions need it to stop their processes
+        await self.close_sessions()
+        self._container = None
+        try:
+            await asyncio.shield(_remove(container))
+        finally:
+            registry.unregister(container.id)
+
+    async def __aenter__(self) -> Sandbox:
+        return await self.start()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    # -- sessions ------------------------------------------------------------------------------
+    async def shell(
+        self,
+        *,
+        user: str | None = None,
+        workdir: str | None = None,
+        env: dict[str, str] | None = None,
+        output_cap: int = DEFAULT_OUTPUT_CAP,
+    ) -> ShellSession:
+        """A new persistent bash session in this sandbox."""
+        session = ShellSession(self, user=user, workdir=workdir, env=env, output_cap=output_cap)
+        await session.start()
+        self._sessions.append(session)
+        return session
+
+    async def json_session(self, argv: Sequence[str], **kwargs: Any) -> JsonSession:
+        """A new JSON-lines helper process (see :class:`JsonSession`)."""
+        session = JsonSession(self, argv, **kwargs)
+        await session.start()
+        self._sessions.append(session)
+        return session
+
+    async def close_sessions(self) -> None:
+        """End every session started in this sandbox (their processes are killed)."""
+        sessions, self._sessions = self._sessions, []
+        for session in sessions:
+            await _quietly(session.close())
+
+    async def forget(self, session: ShellSession | JsonSession) -> None:
+        """Close a session and stop tracking it."""
+        if session in self._sessions:
+            self._sessions.remove(session)
+        await session.close()
+
+    # -- one-off commands --------------------------------------------------------------------
+    async def exec(
+        self,
+        cmd: str | Sequence[str],
+        *,
+        timeout: float = 30.0,
+        user: str | None = None,
+        workdir: str | None = None,
+        env: dict[str, str] | None = None,
+        output_cap: int = DEFAULT_OUTPUT_CAP,
+    ) -> ExecResult:
+        """Run one command (a string goes through ``sh -c``) in a fresh exec; stdin is closed."""
+        argv = ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        started = time.perf_counter()
+        proc = ProcessStream(self.container, argv, user=user, workdir=workdir, env=env, stdin=False)
+        await proc.start()
+        capture = OutputCapture(output_cap)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        timed_out = False
+        stderr_seen = 0
+        try:
+            while True:
+                remaining = deadline - loop.time()
+                if remaining <= 0 and not timed_out:
+                    timed_out = True
+                    await self.signal_tree(proc.pid, "KILL", include_root=True)
+                    deadline = loop.time() + 5.0
+                    continue
+                try:
+                    chunk = await proc.read(max(remaining, 0.001))
+                except TimeoutError:
+                    if timed_out:
+                        break
+                    continue
+                # stderr arrives on its own channel; fold it in as it comes
+                if len(proc.stderr_tail) != stderr_seen:
+                    capture.feed(bytes(proc.stderr_tail[stderr_seen:]))
+                    stderr_seen = len(proc.stderr_tail)
+                if chunk is None:
+                    break
+                capture.feed(chunk)
+            code = await proc.exit_code()
+        finally:
+            await proc.close()
+        return ExecResult(
+            output=capture.text(),
+            exit_code=-1 if timed_out or code is None else code,
+            timed_out=timed_out,
+            truncated=capture.truncated,
+            duration_s=time.perf_counter() - started,
+            output_bytes=capture.total,
+        )
+
+    async def signal_tree(self, pid: int, sig: str, *, include_root: bool) -> None:
+        """Send ``sig`` to every descendant of ``pid`` (and to ``pid`` itself if asked)."""
+        if not pid:
+            return
+        proc = ProcessStream(
+            self.container,
+            ["/bin/sh", "-c", KILL_TREE, "kill-tree", str(pid), sig, "1" if include_root else "0"],
+            stdin=False,
+        )
+        await proc.start()
+        try:
+            while await proc.read(10.0) is not None:
+                pass
+        finally:
+            await proc.close()
+
+    # -- files -------------------------------------------------------------------------------
+    async def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
+        """Create or replace one file (parent folders must exist)."""
+        target = Path(path)
+        if not target.is_absolute():
+            raise ConfigError(f"sandbox paths must be absolute: {path!r}")
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            info = tarfile.TarInfo(target.name)
+            info.size, info.mode, info.mtime = len(data), mode, int(time.time())
+            tar.addfile(info, io.BytesIO(data))
+        await self.put_archive(str(target.parent), buf.getvalue())
+
+    async def put_archive(self, path: str, tar_bytes: bytes) -> None:
+        """Extract a tar archive into ``path`` inside the container."""
+        await engine_call(lambda: self.container.put_archive(path, tar_bytes))
+
+    async def copy_in(self, sources: Sequence[tuple[Path, str]], dest_dir: str) -> None:
+        """Copy host files into ``dest_dir``; each source is (host path, relative name in dest)."""
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            for host_path, arcname in sources:
+                tar.add(str(host_path), arcname=arcname, recursive=False)
+        await self.exec(["mkdir", "-p", dest_dir])
+        await self.put_archive(dest_dir, buf.getvalue())
+
+    async def read_file(self, path: str, max_bytes: int = 64 << 20) -> bytes:
+        """Read one regular file from the container."""
+        try:
+            tar = await engine_call(lambda: self.container.get_archive(path))
+        except aiodocker.DockerError as exc:
+            if exc.status == 404:
+                raise FileNotFoundError(f"no such file in the sandbox: {path}") from exc
+            raise
+        with tar:
+            member = next((m for m in tar.getmembers() if m.isfile()), None)
+            if member is None:
+                raise IsADirectoryError(f"not a regular file in the sandbox: {path}")
+            if member.size > max_bytes:
+                raise IntercodeError(f"{path} is {member.size} bytes, over the {max_bytes}-byte read limit")
+            fh = tar.extractfile(member)
+            assert fh is not None
+            return fh.read()
+
+    async def diff(self) -> list[Change]:
+        """File-system changes against the image (empty for a pristine sandbox)."""
+        return [c for c in await self._changes() if c not in self._engine_changes]
+
+    async def _changes(self) -> list[Change]:
+        raw = await engine_call(lambda: self.container.docker._query_json(f"containers/{self.id}/changes"))
+        return [Change(item["Path"], _KINDS.get(item["Kind"], "C")) for item in raw or []]
+
+    async def processes(self) -> tuple[dict[int, int], int]:
+        """Live processes as {pid: start time in clock ticks}, and the start time of the probe itself."""
+        result = await self.exec(["/bin/sh", "-c", _PS_PROBE])
+        procs: dict[int, int] = {}
+        probe_start = 0
+        for line in result.output.splitlines():
+            pid, _, start = line.partition(" ")
+            if pid == "self":
+                probe_start = int(start)
+            elif pid.isdigit() and start.isdigit():
+                procs[int(pid)] = int(start)
+        return procs, probe_start
+
+
+# Prints "pid starttime" per process (field 22 of /proc/PID/stat), and "self <starttime>" for the probe.
+_PS_PROBE = r"""
+for f in /proc/[0-9]*/stat; do
+  IFS= read -r line < "$f" 2>/dev/null || continue
+  pid=${line%% *}; rest=${line##*) }
+  set -- $rest
+  if [ "$pid" = "$$" ]; then echo "self ${20}"; else echo "$pid ${20}"; fi
+done
+"""
+
+
+async def _remove(container: DockerContainer) -> None:
+    try:
+        await engine_call(lambda: container.delete(force=True, v=True))
+    except aiodocker.DockerError as exc:
+        if exc.status != 404:
+            raise
+
+
+async def _quietly(coro: Any) -> None:
+    try:
+        await coro
+    except Exception:
+        pass

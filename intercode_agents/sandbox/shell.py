@@ -1,0 +1,192 @@
+"""A persistent bash session with a sentinel protocol.
+
+The session is ``bash --noprofile --norc -s`` reading its script from the exec stream. The script is a
+loop that reads one NUL-terminated command, ``eval``s it in the shell itself (so ``cd``, variables and
+functions persist) with stdin from /dev/null, and prints a marker carrying a per-session nonce and
+``$?``. Commands therefore cannot contain NUL bytes, and they are sent exactly as written.
+
+On a deadline the command's process tree is sent SIGINT, then SIGKILL; if the marker still does not
+come (a busy loop in the shell itself) the session is restarted and the result says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from intercode_agents.errors import InvalidAction, SessionDied
+from intercode_agents.sandbox.result import DEFAULT_OUTPUT_CAP, ExecResult, OutputCapture
+from intercode_agents.sandbox.stream import ProcessStream
+
+if TYPE_CHECKING:
+    from intercode_agents.sandbox.sandbox import Sandbox
+
+# A command printing more than this is stopped (its output is already truncated to the cap).
+DEFAULT_FLOOD_LIMIT = 64 << 20
+RESTART_NOTE = "\n[the shell session was restarted after the timeout: its state (cwd, variables) was lost]"
+
+
+def _loop_script(nonce: str) -> bytes:
+    marker = f"\\036\\036{nonce}:%d\\036\\n"
+    return (
+        "exec 2>&1\n"
+        "unset HISTFILE\n"
+        f"printf '{marker}' -1\n"
+        "while IFS= read -r -d '' __ic_cmd; do\n"
+        '  eval "$__ic_cmd" </dev/null\n'
+        f"  printf '{marker}' \"$?\"\n"
+        "done\n"
+    ).encode()
+
+
+class ShellSession:
+    """A live bash inside a sandbox. Use :meth:`run`; one command at a time (calls queue up)."""
+
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        *,
+        user: str | None = None,
+        workdir: str | None = None,
+        env: dict[str, str] | None = None,
+        output_cap: int = DEFAULT_OUTPUT_CAP,
+        flood_limit: int = DEFAULT_FLOOD_LIMIT,
+    ) -> None:
+        self._sandbox = sandbox
+        self._user, self._workdir, self._env = user, workdir, env
+        self.output_cap = output_cap
+        self.flood_limit = flood_limit
+        self._lock = asyncio.Lock()
+        self._proc: ProcessStream | None = None
+        self._marker_re: re.Pattern[bytes] = re.compile(b"")
+        self._prefix = b""
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid if self._proc else 0
+
+    async def start(self) -> ShellSession:
+        nonce = secrets.token_hex(8)
+        self._prefix = b"\x1e\x1e" + nonce.encode() + b":"
+        self._marker_re = re.compile(re.escape(self._prefix) + rb"(-?\d+)\x1e\n")
+        proc = ProcessStream(
+            self._sandbox.container,
+            ["bash", "--noprofile", "--norc", "-s"],
+            user=self._user,
+            workdir=self._workdir,
+            env=self._env,
+        )
+        await proc.start()
+        await proc.write(_loop_script(nonce))
+        self._proc = proc
+        ready = await self._read_result(time.perf_counter(), 30.0, interruptible=False)
+        if ready.exit_code != -1:
+            raise SessionDied(f"bash session failed to start: {ready.output[:300]!r}")
+        return self
+
+    async def run(self, command: str, timeout: float = 30.0) -> ExecResult:
+        """Run ``command`` as written; return its interleaved output and exit code."""
+        if "\x00" in command:
+            raise InvalidAction("a shell command cannot contain a NUL byte")
+        async with self._lock:
+            if self._proc is None or self._proc.eof:
+                await self._restart()
+            assert self._proc is not None
+            started = time.perf_counter()
+            try:
+                await self._proc.write(command.encode("utf-8", errors="surrogateescape") + b"\x00")
+                return await self._read_result(started, timeout, interruptible=True)
+            except SessionDied as exc:
+                # `exit` or a killed shell: answer with what we have and come back fresh next time.
+                await self._restart()
+                return ExecResult(
+                    output=f"[the shell exited ({exc}); a new session was started]",
+                    exit_code=-1,
+                    duration_s=time.perf_counter() - started,
+                    restarted=True,
+                )
+
+    async def _read_result(self, started: float, timeout: float, *, interruptible: bool) -> ExecResult:
+        assert self._proc is not None
+        proc = self._proc
+        loop = asyncio.get_running_loop()
+        capture = OutputCapture(self.output_cap)
+        window = bytearray()
+        keep = len(self._prefix) + 24
+        deadline = loop.time() + timeout
+        timed_out = False
+        escalation: list[Callable[[], Awaitable[None]]] = [
+            lambda: self._signal("INT"),
+            lambda: self._signal("KILL"),
+        ]
+        while True:
+            m = self._marker_re.search(window)
+            if m:
+                capture.feed(bytes(window[: m.start()]))
+                proc.unread(bytes(window[m.end() :]))
+                return ExecResult(
+                    output=capture.text(),
+                    exit_code=int(m.group(1)),
+                    timed_out=timed_out,
+                    truncated=capture.truncated,
+                    duration_s=time.perf_counter() - started,
+                    output_bytes=capture.total,
+                )
+            if len(window) > keep:
+                capture.feed(bytes(window[:-keep]))
+                del window[:-keep]
+            flooding = interruptible and capture.total > self.flood_limit and escalation
+            remaining = deadline - loop.time()
+            if (remaining <= 0 or flooding) and interruptible:
+                if not escalation:
+                    return await self._give_up(capture, started)
+                timed_out = timed_out or remaining <= 0
+                await escalation.pop(0)()
+                deadline = loop.time() + (1.0 if escalation else 2.0)
+                continue
+            try:
+                chunk = await proc.read(max(remaining, 0.001))
+            except TimeoutError:
+                if not interruptible:
+                    raise SessionDied("the shell did not answer in time") from None
+                continue
+            if chunk is None:
+                raise SessionDied("the shell process exited")
+            window += chunk
+
+    async def _signal(self, sig: str) -> None:
+        await self._sandbox.signal_tree(self.pid, sig, include_root=False)
+
+    async def _give_up(self, capture: OutputCapture, started: float) -> ExecResult:
+        await self._restart()
+        return ExecResult(
+            output=capture.text() + RESTART_NOTE,
+            exit_code=-1,
+            timed_out=True,
+            truncated=capture.truncated,
+            duration_s=time.perf_counter() - started,
+            output_bytes=capture.total,
+            restarted=True,
+        )
+
+    async def _restart(self) -> None:
+        old, self._proc = self._proc, None
+        if old is not None:
+            if old.pid and not old.eof:
+                await self._sandbox.signal_tree(old.pid, "KILL", include_root=True)
+            await old.close()
+        await self.start()
+
+    async def close(self) -> None:
+        if self._proc is not None:
+            if not self._proc.eof and self._sandbox.running:
+                try:
+                    await self._sandbox.signal_tree(self._proc.pid, "KILL", include_root=True)
+                except Exception:  # the container may be going away
+                    pass
+            await self._proc.close()
+            self._proc = None

@@ -1,0 +1,157 @@
+"""A long-lived process inside a container, attached over a Docker exec stream (stdin + stdout).
+
+The process is started through ``sh -c 'echo $$; exec "$@"'`` so that its first line of output is
+its PID inside the container: that is what timeouts signal. No TCP port is involved: bytes travel over
+the Engine API's hijacked exec connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import aiodocker
+from aiodocker.containers import DockerContainer
+
+from intercode_agents.errors import SessionDied
+from intercode_agents.sandbox.engine import engine_call
+
+PID_PREAMBLE = ("/bin/sh", "-c", 'echo "$$"; exec "$@"', "sh")
+
+# Signals every descendant of a PID inside the container (POSIX sh; reads /proc). Args: root sig self
+KILL_TREE = r"""
+root=$1; sig=$2; self=$3; pairs=""
+for f in /proc/[0-9]*/stat; do
+  IFS= read -r line < "$f" 2>/dev/null || continue
+  pid=${line%% *}; rest=${line##*) }
+  set -- $rest
+  pairs="$pairs $pid:$2"
+done
+found=" $root "; changed=1
+while [ "$changed" = 1 ]; do
+  changed=0
+  for p in $pairs; do
+    pid=${p%%:*}; pp=${p##*:}
+    case "$found" in *" $pid "*) continue ;; esac
+    case "$found" in *" $pp "*) found="$found$pid "; changed=1 ;; esac
+  done
+done
+for p in $found; do
+  if [ "$p" = "$root" ] && [ "$self" != 1 ]; then continue; fi
+  kill -s "$sig" "$p" 2>/dev/null
+done
+exit 0
+"""
+
+
+class ProcessStream:
+    """One process in a container with its stdin/stdout (and stderr) over an exec stream."""
+
+    def __init__(
+        self,
+        container: DockerContainer,
+        argv: Sequence[str],
+        *,
+        user: str | None = None,
+        workdir: str | None = None,
+        env: dict[str, str] | None = None,
+        stdin: bool = True,
+    ) -> None:
+        self._container = container
+        self._argv = [*PID_PREAMBLE, *argv]
+        self._user = user or ""
+        self._workdir = workdir
+        self._env = env
+        self._stdin = stdin
+        self._stream: aiodocker.stream.Stream | None = None
+        self._exec: aiodocker.execs.Exec | None = None
+        self._pending = bytearray()  # stdout bytes read but not yet consumed
+        self.stderr_tail = bytearray()
+        self.pid = 0
+        self.eof = False
+
+    async def start(self, timeout: float = 30.0) -> int:
+        """Start the process and return its PID inside the container."""
+        self._exec = await engine_call(
+            lambda: self._container.exec(
+                self._argv,
+                stdin=self._stdin,
+                stdout=True,
+                stderr=True,
+                user=self._user,
+                workdir=self._workdir,
+                environment=self._env,
+            )
+        )
+        self._stream = self._exec.start(detach=False)
+        await self._stream._init()  # open the hijacked connection now, not on first I/O
+        line = await self.read_line(timeout)
+        try:
+            self.pid = int(line.strip())
+        except ValueError as exc:
+            raise SessionDied(f"process did not start cleanly: {line[:200]!r}") from exc
+        return self.pid
+
+    async def write(self, data: bytes) -> None:
+        if self._stream is None or self.eof:
+            raise SessionDied("the process has exited")
+        try:
+            await self._stream.write_in(data)
+        except (RuntimeError, ConnectionError) as exc:
+            self.eof = True
+            raise SessionDied(f"cannot write to the process: {exc}") from exc
+
+    async def read(self, timeout: float | None) -> bytes | None:
+        """Next chunk of stdout (None at EOF). Raises TimeoutError when nothing came in time."""
+        if self._pending:
+            data = bytes(self._pending)
+            self._pending.clear()
+            return data
+        assert self._stream is not None
+        while True:
+            if self.eof:
+                return None
+            msg = await asyncio.wait_for(self._stream.read_out(), timeout)
+            if msg is None:
+                self.eof = True
+                return None
+            if msg.stream == 2:
+                self.stderr_tail += msg.data
+                del self.stderr_tail[:-4096]
+                continue
+            return bytes(msg.data)
+
+    def unread(self, data: bytes) -> None:
+        self._pending[:0] = data
+
+    async def read_line(self, timeout: float, limit: int = 1 << 24) -> str:
+        """Read one newline-terminated line of stdout (bounded by ``limit`` bytes)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        buf = bytearray()
+        while True:
+            nl = buf.find(b"\n")
+            if nl >= 0:
+                self.unread(bytes(buf[nl + 1 :]))
+                return buf[:nl].decode("utf-8", errors="replace")
+            if len(buf) > limit:
+                raise SessionDied(f"a line of output exceeded {limit} bytes")
+            chunk = await self.read(max(deadline - loop.time(), 0.001))
+            if chunk is None:
+                tail = self.stderr_tail.decode("utf-8", errors="replace").strip()
+                raise SessionDied("the process exited" + (f": {tail[-500:]}" if tail else ""))
+            buf += chunk
+
+    async def exit_code(self) -> int | None:
+        if self._exec is None:
+            return None
+        info = await engine_call(self._exec.inspect)
+        return None if info.get("Running") else info.get("ExitCode")
+
+    async def close(self) -> None:
+        if self._stream is not None:
+            try:
+                await self._stream.close()
+            except Exception:  # the connection may already be gone
+                pass
+        self.eof = True

@@ -1,0 +1,55 @@
+"""The warm pool (verified-pristine reuse) and the JSON-lines transport."""
+
+from __future__ import annotations
+
+import asyncio
+
+from intercode_agents.sandbox import RUN_ID, Sandbox, SandboxPool
+from tests.test_sandbox_lifecycle import SLEEPER, containers_of_run
+
+# A JSON-lines helper written in sh: echoes requests, hangs on demand.
+ECHO_HELPER = r"""
+echo '{"ready": true}'
+while IFS= read -r line; do
+  case "$line" in
+    *hang*) sleep 100 ;;
+    *) printf '{"ok": true, "echo": %s}\n' "$line" ;;
+  esac
+done
+"""
+
+
+async def test_pool_reuses_only_verified_pristine_sandboxes(bash_image):
+    async with SandboxPool(bash_image, size=2, cmd=SLEEPER) as pool:
+        sb = await pool.acquire()
+        await (await sb.shell()).run("echo changed > /tmp/dirty")
+        await pool.release(sb)
+        assert pool.stats["replaced"] == 1
+
+        sb2 = await pool.acquire()
+        assert await sb2.diff() == []  # whatever we got is pristine
+        await (await sb2.shell()).run("ls /tmp")
+        await pool.release(sb2)
+        assert pool.stats["reused"] == 1, pool.stats
+
+        sb3 = await pool.acquire()
+        await sb3.exec("nohup sleep 300 >/dev/null 2>&1 &")  # a leftover process is state too
+        await pool.release(sb3)
+        assert pool.stats["replaced"] == 2
+
+        async with pool.sandbox() as sb4:
+            assert await sb4.diff() == []
+    await asyncio.sleep(0)
+    assert containers_of_run(RUN_ID) == []
+
+
+async def test_json_session_round_trip_and_restart_after_hang(bash_image):
+    async with Sandbox(bash_image, cmd=SLEEPER) as sb:
+        js = await sb.json_session(["sh", "-c", ECHO_HELPER], grace=0.5)
+        assert js.ready_info == {"ready": True}
+        reply = await js.request({"op": "ping", "text": 'é"\\'}, timeout=5)
+        assert reply["ok"] and reply["echo"]["text"] == 'é"\\' and reply["echo"]["op"] == "ping"
+        reply = await js.request({"op": "hang"}, timeout=0.5)
+        assert reply["ok"] is False and reply["restarted"] and reply["timed_out"]
+        reply = await js.request({"op": "again"}, timeout=5)
+        assert reply["ok"] and reply["echo"]["op"] == "again"
