@@ -24,17 +24,20 @@ async def test_pool_reuses_only_verified_pristine_sandboxes(bash_image):
         sb = await pool.acquire()
         await (await sb.shell()).run("echo changed > /tmp/dirty")
         await pool.release(sb)
+        await pool.drain()
         assert pool.stats["replaced"] == 1
 
         sb2 = await pool.acquire()
         assert await sb2.diff() == []  # whatever we got is pristine
         await (await sb2.shell()).run("ls /tmp")
         await pool.release(sb2)
+        await pool.drain()
         assert pool.stats["reused"] == 1, pool.stats
 
         sb3 = await pool.acquire()
         await sb3.exec("nohup sleep 300 >/dev/null 2>&1 &")  # a leftover process is state too
         await pool.release(sb3)
+        await pool.drain()
         assert pool.stats["replaced"] == 2
 
         async with pool.sandbox() as sb4:

@@ -26,6 +26,7 @@ class SandboxPool:
         self._ready: asyncio.Queue[Sandbox] = asyncio.Queue()
         self._baseline: dict[Sandbox, tuple[frozenset[Change], int]] = {}
         self._out: set[Sandbox] = set()
+        self._recycling: set[Sandbox] = set()  # released, being verified
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
         self._error: BaseException | None = None
@@ -85,21 +86,43 @@ class SandboxPool:
         return sb
 
     async def release(self, sb: Sandbox, *, dirty: bool = False) -> None:
-        """Give ``sb`` back: reused if verified pristine, otherwise replaced by a fresh one."""
+        """Give ``sb`` back. It is verified in the background and reused only if pristine."""
         self._out.discard(sb)
         if self._closed:
             await sb.close()
             return
-        if self.reuse and not dirty:
-            await sb.close_sessions()
-        if self.reuse and not dirty and await self.is_pristine(sb):
-            self.stats["reused"] += 1
-            await self._ready.put(sb)
-            return
-        self._baseline.pop(sb, None)
-        self.stats["replaced"] += 1
-        self._spawn()
+        self._recycling.add(sb)
+        task = asyncio.create_task(self._recycle(sb, dirty))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _recycle(self, sb: Sandbox, dirty: bool) -> None:
+        try:
+            await self._verify_or_replace(sb, dirty)
+        finally:
+            self._recycling.discard(sb)
+
+    async def _verify_or_replace(self, sb: Sandbox, dirty: bool) -> None:
+        try:
+            if self.reuse and not dirty:
+                await sb.close_sessions()
+                if await self.is_pristine(sb) and not self._closed:
+                    self.stats["reused"] += 1
+                    await self._ready.put(sb)
+                    return
+            self._baseline.pop(sb, None)
+            self.stats["replaced"] += 1
+            if not self._closed:
+                self._spawn()
+        except BaseException:
+            await sb.close()
+            raise
         await sb.close()
+
+    async def drain(self) -> None:
+        """Wait until every release has been verified and refills are done (tests, benchmarks)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def is_pristine(self, sb: Sandbox) -> bool:
         baseline = self._baseline.get(sb)
@@ -128,8 +151,9 @@ class SandboxPool:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        victims = list(self._out)
+        victims = list(self._out | self._recycling)
         while not self._ready.empty():
             victims.append(self._ready.get_nowait())
         self._out.clear()
+        self._recycling.clear()
         await asyncio.gather(*(sb.close() for sb in victims), return_exceptions=True)
