@@ -1,0 +1,281 @@
+"""Failure-mode tags for unsolved episodes, read off the trajectory alone.
+
+An episode can carry several tags, or none. "Actions" are all steps except submits. The rules
+(thresholds are the module constants):
+
+- ``action_churn``: the agent repeats itself. Either ``CHURN_RUN`` actions in a row are pairwise
+  near-identical (normalized edit similarity >= ``CHURN_SIMILARITY``; normalized = lower case,
+  whitespace runs collapsed; similarity = 1 - Levenshtein distance / length of the longer action),
+  or one normalized action occurs ``CHURN_REPEATS`` times anywhere in the episode.
+- ``destructive_mutation``: an action deletes or overwrites state.
+  Bash (and CTF): ``rm``/``rmdir``/``unlink``/``shred``/``truncate`` in command position,
+  ``find ... -delete``, ``mv`` onto a file, or ``>`` (not ``>>``, not ``2>``, not ``/dev/*``) onto a file;
+  for ``mv`` and ``>`` the target must be a file the agent has seen exist, i.e. its name appeared in an
+  earlier observation (an ``ls`` listing, say). Quoted text is ignored, so ``awk '$1 > 5'`` is harmless.
+  SQL: a statement starting with DROP, DELETE, UPDATE or TRUNCATE (string literals and comments ignored).
+  Python (and CTF): ``os.remove/unlink/rmdir/removedirs``, ``shutil.rmtree/move``, ``Path.unlink/rmdir``.
+- ``paralysis``: at least ``PARALYSIS_MIN_ACTIONS`` actions, every runnable one a read-only look around,
+  and no submit that carries an answer of its own. Read-only: Bash commands made only of
+  ls/cat/find/head/tail/pwd/cd/tree/file/stat/... (CTF adds strings/xxd/hexdump/od/exiftool), with no
+  redirection except to /dev/null and no ``-exec``/``-delete``;
+  SQL SHOW/DESCRIBE/DESC/EXPLAIN/USE, ``SELECT * FROM t [LIMIT n]`` and information_schema queries;
+  Python help()/dir()/type()/vars(), imports and ``print(name)``.
+- ``premature_submit``: the agent submitted right after its first useful output (an action that ran
+  without error and printed something), or before any: no action checked the result before submit.
+- ``env_error`` / ``model_error``: the episode's outcome was that infrastructure failure.
+
+The language comes from ``Trajectory.env``: names containing "sql" are SQL, "python"/"mbpp" Python,
+"ctf" CTF (Bash plus Python rules), anything else Bash. Solved episodes get no tags.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections import Counter
+from itertools import pairwise
+from typing import Literal
+
+from intercode_agents.trajectory import Step, Trajectory
+
+FAILURE_TAGS: tuple[str, ...] = (
+    "action_churn",
+    "destructive_mutation",
+    "paralysis",
+    "premature_submit",
+    "env_error",
+    "model_error",
+)
+
+CHURN_SIMILARITY = 0.9
+CHURN_RUN = 3
+CHURN_REPEATS = 3
+CHURN_MAX_CHARS = 2000  # longer actions are compared on their first CHURN_MAX_CHARS characters
+PARALYSIS_MIN_ACTIONS = 4
+
+Language = Literal["bash", "sql", "python", "ctf"]
+
+
+def language_of(env: str) -> Language:
+    name = env.lower()
+    if "sql" in name or "spider" in name:
+        return "sql"
+    if "python" in name or "mbpp" in name:
+        return "python"
+    if "ctf" in name:
+        return "ctf"
+    return "bash"
+
+
+def is_submit(step: Step) -> bool:
+    return step.kind == "submit" or re.match(r"\s*submit\b", step.action, re.IGNORECASE) is not None
+
+
+def is_bare_submit(step: Step) -> bool:
+    """A submit that carries no answer of its own (``submit``, ``submit()``): it scores the last output."""
+    return is_submit(step) and re.fullmatch(r"\W*(?:submit)?\W*", step.action, re.IGNORECASE) is not None
+
+
+def actions_of(traj: Trajectory) -> list[Step]:
+    """The steps that ran something, i.e. everything but submits."""
+    return [step for step in traj.steps if not is_submit(step)]
+
+
+# ---------------------------------------------------------------- action_churn
+
+
+def _normalize(action: str) -> str:
+    return " ".join(action.lower().split())
+
+
+def levenshtein(a: str, b: str) -> int:
+    """Edit distance (insert, delete, substitute) by Myers' bit-parallel algorithm on Python ints."""
+    if len(a) < len(b):
+        a, b = b, a
+    m = len(b)
+    if m == 0:
+        return len(a)
+    positions: dict[str, int] = {}
+    for i, char in enumerate(b):
+        positions[char] = positions.get(char, 0) | 1 << i
+    mask, top = (1 << m) - 1, 1 << (m - 1)
+    plus, minus, distance = mask, 0, m  # vertical deltas of the DP column: +1 / -1 bit vectors
+    for char in a:
+        eq = positions.get(char, 0)
+        xv = eq | minus
+        xh = (((eq & plus) + plus) ^ plus) | eq
+        h_plus = minus | (~(xh | plus) & mask)
+        h_minus = plus & xh
+        if h_plus & top:
+            distance += 1
+        elif h_minus & top:
+            distance -= 1
+        h_plus = ((h_plus << 1) | 1) & mask
+        h_minus = (h_minus << 1) & mask
+        plus = h_minus | (~(xv | h_plus) & mask)
+        minus = h_plus & xv
+    return distance
+
+
+def near_identical(a: str, b: str, threshold: float = CHURN_SIMILARITY) -> bool:
+    """1 - distance / max(len) >= threshold, on normalized actions."""
+    a, b = _normalize(a)[:CHURN_MAX_CHARS], _normalize(b)[:CHURN_MAX_CHARS]
+    longest = max(len(a), len(b))
+    if longest == 0 or a == b:
+        return True
+    allowed = (1 - threshold) * longest + 1e-9
+    if abs(len(a) - len(b)) > allowed:
+        return False
+    return levenshtein(a, b) <= allowed
+
+
+def _has_churn(actions: list[str]) -> bool:
+    actions = [a for a in actions if a.strip()]
+    repeats = Counter(_normalize(a) for a in actions)
+    if repeats and max(repeats.values()) >= CHURN_REPEATS:
+        return True
+    run = 1
+    for before, after in pairwise(actions):
+        run = run + 1 if near_identical(before, after) else 1
+        if run >= CHURN_RUN:
+            return True
+    return False
+
+
+# ---------------------------------------------------------- destructive_mutation
+
+_CMD_START = r"(?:^|[;&|(`{\n]|\$\(|\bxargs(?:\s+-\S+)*\s+|-exec\s+|\bsudo\s+|\bthen\s+|\bdo\s+)\s*"
+_BASH_DELETE = re.compile(_CMD_START + r"(?:rm|rmdir|unlink|shred|truncate)\b|\bfind\b[^;|&\n]*\s-delete\b")
+_BASH_MV = re.compile(_CMD_START + r"mv\s+(?P<args>[^;&|\n]+)")
+_BASH_TRUNCATE = re.compile(r"(?<![>&2<])>\|?\s*(?![>&])(?P<target>[^\s;&|)<>]+)")
+_QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
+_PY_DELETE = re.compile(
+    r"\b(?:os\.(?:remove|unlink|rmdir|removedirs)|shutil\.(?:rmtree|move))\s*\(|\.(?:unlink|rmdir)\s*\("
+)
+_SQL_NOISE = re.compile(  # string literals, quoted identifiers, comments
+    r"'(?:''|\\.|[^'\\])*'|\"(?:\"\"|\\.|[^\"\\])*\"|`[^`]*`|--[^\n]*|#[^\n]*|/\*.*?\*/", re.S
+)
+_SQL_MUTATION = re.compile(r"^\W*(?:drop|delete|update|truncate)\b", re.IGNORECASE)
+
+
+def _seen(path: str, earlier_output: str) -> bool:
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return bool(name) and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", earlier_output) is not None
+
+
+def _bash_destructive(action: str, earlier_output: str) -> bool:
+    code = _QUOTED.sub("''", action)
+    if _BASH_DELETE.search(code):
+        return True
+    for match in _BASH_TRUNCATE.finditer(code):
+        target = match["target"]
+        if not target.startswith("/dev/") and _seen(target, earlier_output):
+            return True
+    for match in _BASH_MV.finditer(action):
+        try:
+            args = [a for a in shlex.split(match["args"]) if not a.startswith("-")]
+        except ValueError:
+            continue
+        if len(args) >= 2 and not args[-1].endswith("/") and _seen(args[-1], earlier_output):
+            return True
+    return False
+
+
+def _sql_destructive(action: str) -> bool:
+    code = _SQL_NOISE.sub(" ", action)
+    return any(_SQL_MUTATION.match(statement) for statement in code.split(";"))
+
+
+def _destructive(traj: Trajectory, language: Language) -> bool:
+    earlier_output = ""
+    for step in actions_of(traj):
+        action = step.action
+        if language == "sql" and _sql_destructive(action):
+            return True
+        if language in ("bash", "ctf") and _bash_destructive(action, earlier_output):
+            return True
+        if language in ("python", "ctf") and _PY_DELETE.search(action):
+            return True
+        earlier_output += "\n" + step.observation
+    return False
+
+
+# ------------------------------------------------------------------- paralysis
+
+_BASH_LOOK = frozenset(
+    {"ls", "cat", "find", "head", "tail", "pwd", "cd", "tree", "file", "stat", "less", "more", "du"}
+    | {"df", "whoami", "id", "which", "type", "echo", "env", "printenv"}
+)
+_DEV_NULL = re.compile(r"[0-9&]?>\s*/dev/null|[0-9]>&[0-9]")
+_CTF_LOOK = _BASH_LOOK | frozenset("strings xxd hexdump od exiftool".split())
+_SQL_LOOK = re.compile(
+    r"(?:show|describe|desc|explain|use)\b.*"
+    r"|select\s+\*\s+from\s+[\w`.]+(?:\s+limit\s+\d+(?:\s*,\s*\d+)?)?"
+    r"|select\b.*\binformation_schema\b.*",
+    re.IGNORECASE | re.S,
+)
+_PY_LOOK = re.compile(
+    r"import\s+[\w., ]+|from\s+[\w.]+\s+import\s+.+|(?:print\()?(?:help|dir|type|vars)\(.*\)\)?|print\(\w+\)"
+)
+
+
+def _bash_look(action: str, programs: frozenset[str]) -> bool:
+    code = _DEV_NULL.sub(" ", _QUOTED.sub("''", action))
+    if ">" in code or re.search(r"\s-(?:exec|execdir|delete|ok)\b", code):
+        return False
+    for command in re.split(r"&&|\|\||[;|\n]", code):
+        words = [w for w in command.split() if not re.fullmatch(r"\w+=\S*", w)]
+        if words and words[0] == "sudo":
+            words = words[1:]
+        if words and words[0].rsplit("/", 1)[-1] not in programs:
+            return False
+    return True
+
+
+def _is_look(action: str, language: Language) -> bool:
+    if language == "sql":
+        statements = [s.strip() for s in action.split(";") if s.strip()]
+        return bool(statements) and all(_SQL_LOOK.fullmatch(s) for s in statements)
+    if language == "python":
+        lines = [line.strip() for line in action.splitlines()]
+        lines = [line for line in lines if line and not line.startswith("#")]
+        return bool(lines) and all(_PY_LOOK.fullmatch(line) for line in lines)
+    return _bash_look(action, _CTF_LOOK if language == "ctf" else _BASH_LOOK)
+
+
+def _paralysed(traj: Trajectory, language: Language) -> bool:
+    if any(is_submit(s) and not is_bare_submit(s) for s in traj.steps):
+        return False
+    runnable = [s.action for s in actions_of(traj) if s.kind != "invalid" and s.action.strip()]
+    return len(runnable) >= PARALYSIS_MIN_ACTIONS and all(_is_look(a, language) for a in runnable)
+
+
+# ------------------------------------------------------------ premature_submit
+
+
+def _premature(traj: Trajectory) -> bool:
+    submit_at = next((i for i, s in enumerate(traj.steps) if is_submit(s)), None)
+    if submit_at is None:
+        return False
+    useful = [
+        i
+        for i, s in enumerate(traj.steps[:submit_at])
+        if not is_submit(s) and not s.errored and s.kind != "invalid" and s.observation.strip()
+    ]
+    return not useful or useful == [submit_at - 1]
+
+
+def failure_tags(traj: Trajectory) -> list[str]:
+    """The failure modes of an unsolved episode, in ``FAILURE_TAGS`` order ([] for solved ones)."""
+    if traj.solved:
+        return []
+    language = language_of(traj.env)
+    found = {
+        "action_churn": _has_churn([s.action for s in actions_of(traj)]),
+        "destructive_mutation": _destructive(traj, language),
+        "paralysis": _paralysed(traj, language),
+        "premature_submit": _premature(traj),
+        "env_error": traj.outcome == "env_error",
+        "model_error": traj.outcome == "model_error",
+    }
+    return [tag for tag in FAILURE_TAGS if found[tag]]

@@ -1,0 +1,206 @@
+"""Run metrics from trajectory records: the numbers behind ``summary.json`` and the report.
+
+Counting rules:
+
+- **Scored episodes** are those with outcome solved, failed or timeout. env_error and model_error
+  episodes say nothing about the agent, so they are left out of every rate's denominator
+  (success, first-pass, turn curve, mean reward, mean turns, error share) but are counted in
+  ``outcomes`` and in the token and cost totals (their tokens were paid for).
+- **Solved** means outcome "solved" (reward 1.0). Mean reward treats a missing reward as 0.
+- **Turns.** Every step is a turn, except a bare ``submit`` (one with no answer of its own), which
+  only asks to score the last output and so shares the turn of the action before it. This puts
+  Try Again (each action scored) and ReAct (action, then submit) on the same turn axis.
+- **Solve turn.** The turn of the first step whose reward is 1.0 (Try Again scores each step), else
+  the episode's last turn. ``success_at_turns[k-1]`` is the share of scored episodes solved within
+  ``k`` turns, for k = 1 .. the turn budget (argument, else the most turns any scored episode used):
+  the InterCode paper's success-vs-turns curve. First pass = solved on turn 1; recovery = later.
+- **Error share.** Per scored episode with at least one action, errored actions / actions (submits
+  are not actions), then the mean over those episodes.
+- **Cost.** A record's own ``cost_usd`` if set, else the price table's estimate; the total is None
+  when any episode's cost is unknown, and cost per solved task is that total / the solved count.
+- **Failure modes** are shares of the unsolved episodes (every outcome but solved) carrying each tag of
+  :mod:`failure_modes`; tags overlap, and ``none`` counts episodes with no tag.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+from intercode_agents.errors import ConfigError
+from intercode_agents.runner.failure_modes import FAILURE_TAGS, failure_tags, is_bare_submit, is_submit
+from intercode_agents.runner.pricing import PriceTable, cost_usd, load_prices
+from intercode_agents.trajectory import Outcome, Trajectory
+
+METRICS_VERSION = 1
+OUTCOMES: tuple[Outcome, ...] = ("solved", "failed", "timeout", "env_error", "model_error")
+UNSCORED: frozenset[str] = frozenset({"env_error", "model_error"})
+FULL_REWARD = 1.0 - 1e-6  # tolerance for rewards assembled from float parts (0.33 * 3 + 0.01)
+
+
+def is_scored(traj: Trajectory) -> bool:
+    return traj.outcome not in UNSCORED
+
+
+def turn_numbers(traj: Trajectory) -> list[int]:
+    """The turn (1-based) each step belongs to; a bare submit shares the turn of the step before."""
+    numbers: list[int] = []
+    turn = 0
+    for step in traj.steps:
+        if turn == 0 or not is_bare_submit(step):
+            turn += 1
+        numbers.append(turn)
+    return numbers
+
+
+def turns_used(traj: Trajectory) -> int:
+    numbers = turn_numbers(traj)
+    return numbers[-1] if numbers else 0
+
+
+def solve_turn(traj: Trajectory) -> int | None:
+    """The turn on which a solved episode was solved; None for unsolved ones."""
+    if not traj.solved:
+        return None
+    numbers = turn_numbers(traj)
+    for step, turn in zip(traj.steps, numbers, strict=True):
+        if step.reward is not None and step.reward >= FULL_REWARD:
+            return turn
+    return max(1, numbers[-1] if numbers else 1)
+
+
+def error_share(traj: Trajectory) -> float | None:
+    """Errored actions / actions, or None when the episode ran no action."""
+    actions = [s for s in traj.steps if not is_submit(s)]
+    return sum(s.errored for s in actions) / len(actions) if actions else None
+
+
+def tokens_of(traj: Trajectory) -> tuple[int, int]:
+    """(input, output) tokens: the record's totals, else the sum over its steps."""
+    return (
+        traj.input_tokens or sum(s.input_tokens for s in traj.steps),
+        traj.output_tokens or sum(s.output_tokens for s in traj.steps),
+    )
+
+
+def episode_cost(traj: Trajectory, prices: PriceTable) -> float | None:
+    if traj.cost_usd is not None:
+        return traj.cost_usd
+    return cost_usd(traj.model, *tokens_of(traj), prices=prices)
+
+
+def _rate(count: int, total: int) -> float | None:
+    return count / total if total else None
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _success_block(trajs: list[Trajectory]) -> dict[str, Any]:
+    scored = [t for t in trajs if is_scored(t)]
+    solved = sum(t.solved for t in scored)
+    return {
+        "n": len(trajs),
+        "scored": len(scored),
+        "solved": solved,
+        "success_rate": _rate(solved, len(scored)),
+        "mean_reward": _mean([t.reward or 0.0 for t in scored]),
+    }
+
+
+def _breakdown(trajs: list[Trajectory], key_of: Any) -> dict[str, dict[str, Any]]:
+    buckets: dict[str, list[Trajectory]] = defaultdict(list)
+    for traj in trajs:
+        buckets[str(key_of(traj))].append(traj)
+    return {value: _success_block(buckets[value]) for value in sorted(buckets)}
+
+
+def _by_group(trajs: list[Trajectory]) -> dict[str, dict[str, dict[str, Any]]]:
+    keys = sorted({key for t in trajs for key in t.group})
+    return {
+        key: _breakdown([t for t in trajs if key in t.group], lambda t, k=key: t.group[k]) for key in keys
+    }
+
+
+def _turn_curve(scored: list[Trajectory], budget: int) -> list[dict[str, Any]]:
+    solved_at = Counter(turn for t in scored if (turn := solve_turn(t)) is not None)
+    curve, within = [], 0
+    for k in range(1, budget + 1):
+        within += solved_at.get(k, 0)
+        curve.append({"turns": k, "solved": within, "rate": _rate(within, len(scored))})
+    return curve
+
+
+def _failure_modes(trajs: list[Trajectory]) -> dict[str, Any]:
+    unsolved = [t for t in trajs if not t.solved]
+    counts = Counter({tag: 0 for tag in (*FAILURE_TAGS, "none")})
+    for traj in unsolved:
+        tags = failure_tags(traj)
+        counts.update(tags or ["none"])
+    return {
+        "n_unsolved": len(unsolved),
+        "counts": dict(counts),
+        "shares": {tag: _rate(n, len(unsolved)) for tag, n in counts.items()},
+    }
+
+
+def _costs(trajs: list[Trajectory], solved: int, prices: PriceTable) -> dict[str, Any]:
+    costs = [episode_cost(t, prices) for t in trajs]
+    unknown = sum(c is None for c in costs)
+    total = None if unknown or not trajs else sum(c for c in costs if c is not None)
+    return {
+        "total_usd": total,
+        "per_solved_usd": total / solved if total is not None and solved else None,
+        "episodes_without_price": unknown,
+        "prices_as_of": prices.as_of,
+    }
+
+
+def summarize(
+    trajs: list[Trajectory], *, turn_budget: int | None = None, prices: PriceTable | None = None
+) -> dict[str, Any]:
+    """Metrics of a run (JSON-safe; written as ``summary.json``). See the module docstring for the rules."""
+    if turn_budget is not None and (isinstance(turn_budget, bool) or turn_budget < 1):
+        raise ConfigError(f"turn_budget must be a positive number of turns, got {turn_budget!r}")
+    prices = prices or load_prices()
+    scored = [t for t in trajs if is_scored(t)]
+    solve_turns = [turn for t in scored if (turn := solve_turn(t)) is not None]
+    budget = turn_budget or max([turns_used(t) for t in scored] + solve_turns + [1])
+    first_pass = sum(turn <= 1 for turn in solve_turns)
+    recovered = len(solve_turns) - first_pass
+    outcomes = Counter({o: 0 for o in OUTCOMES})
+    outcomes.update(t.outcome for t in trajs)
+    tokens = [tokens_of(t) for t in trajs]
+    tokens_in, tokens_out = sum(i for i, _ in tokens), sum(o for _, o in tokens)
+    headline = _success_block(trajs)
+    return {
+        "metrics_version": METRICS_VERSION,
+        "n_episodes": len(trajs),
+        "envs": sorted({t.env for t in trajs}),
+        "strategies": sorted({t.strategy for t in trajs}),
+        "models": sorted({t.model for t in trajs}),
+        "reward_modes": sorted({t.reward_mode for t in trajs}),
+        "outcomes": dict(outcomes),
+        "n_scored": headline["scored"],
+        "n_solved": headline["solved"],
+        "success_rate": headline["success_rate"],
+        "mean_reward": headline["mean_reward"],
+        "first_pass": {"solved": first_pass, "rate": _rate(first_pass, len(scored))},
+        "recovery": {"solved": recovered, "rate": _rate(recovered, len(scored))},
+        "turn_budget": budget,
+        "success_at_turns": _turn_curve(scored, budget),
+        "mean_turns": _mean([turns_used(t) for t in scored]),
+        "turns_histogram": {str(k): n for k, n in sorted(Counter(turns_used(t) for t in scored).items())},
+        "error_rate": _mean([share for t in scored if (share := error_share(t)) is not None]),
+        "tokens": {
+            "input": tokens_in,
+            "output": tokens_out,
+            "input_per_episode": _rate(tokens_in, len(trajs)),
+            "output_per_episode": _rate(tokens_out, len(trajs)),
+        },
+        "cost": _costs(trajs, headline["solved"], prices),
+        "by_env": _breakdown(trajs, lambda t: t.env),
+        "by_group": _by_group(trajs),
+        "failure_modes": _failure_modes(trajs),
+    }

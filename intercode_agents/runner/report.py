@@ -1,0 +1,583 @@
+"""A static report of one or more run directories: one self-contained HTML file plus a Markdown summary.
+
+The HTML has no scripts and no external URLs: charts are inline SVG drawn here. Several run directories
+are compared side by side, one line or bar per run, labelled by strategy and model. Everything taken
+from the records is HTML-escaped (and Markdown-escaped in the summary).
+
+Reading a run directory: ``trajectories.jsonl`` (blank lines ignored; lines that are not a valid
+record are skipped and counted; a later record for the same env, task and seed replaces an earlier
+one, as a resumed run may retry a task) and ``summary.json`` when it matches the records (same
+metrics version and episode count), else the summary is recomputed with :func:`metrics.summarize`.
+
+Command line: ``python -m intercode_agents.runner.report RUN_DIR... [-o OUT]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import math
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from pydantic import ValidationError
+
+from intercode_agents.errors import ConfigError
+from intercode_agents.runner.failure_modes import FAILURE_TAGS, failure_tags
+from intercode_agents.runner.metrics import METRICS_VERSION, summarize, turns_used
+from intercode_agents.trajectory import Trajectory
+
+TRAJECTORIES = "trajectories.jsonl"
+SUMMARY = "summary.json"
+TEMPLATE = Path(__file__).with_name("report_template.html")
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+CHART_WIDTH = 760
+GROUP_ORDER = ("env", "fs", "hardness", "db", "tag")  # the paper's groups first, in its order
+HARDNESS_ORDER = ("easy", "medium", "hard", "extra")  # Spider's levels
+OPEN_TASK_TABLE_UP_TO = 100  # rows; longer per-task tables start collapsed
+
+TaskKey = tuple[str, str, int | None]  # env, task id, seed
+
+
+@dataclass
+class Run:
+    """One run directory, read and summarized."""
+
+    directory: Path
+    trajectories: dict[TaskKey, Trajectory]
+    corrupt_lines: int
+    replaced_records: int
+    summary: dict[str, Any]
+    summary_source: str
+    label: str = ""
+    color: str = PALETTE[0]
+    tags: dict[TaskKey, list[str]] = field(default_factory=dict)
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def read_trajectories(path: Path) -> tuple[list[Trajectory], int]:
+    """The valid records of a ``trajectories.jsonl`` file and the number of corrupt lines skipped."""
+    records: list[Trajectory] = []
+    corrupt = 0
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                records.append(Trajectory.model_validate_json(line))
+            except ValidationError:  # bad JSON is reported as a ValidationError too
+                corrupt += 1
+    return records, corrupt
+
+
+def _read_summary(directory: Path, n_records: int) -> tuple[dict[str, Any] | None, str]:
+    path = directory / SUMMARY
+    if not path.is_file():
+        return None, f"recomputed (no {SUMMARY})"
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return None, f"recomputed ({SUMMARY} unreadable: {exc.__class__.__name__})"
+    if not isinstance(summary, dict) or summary.get("metrics_version") != METRICS_VERSION:
+        return None, f"recomputed ({SUMMARY} has another metrics version)"
+    if summary.get("n_episodes") != n_records:
+        return (
+            None,
+            f"recomputed ({SUMMARY} counts {summary.get('n_episodes')} episodes, records {n_records})",
+        )
+    return summary, SUMMARY
+
+
+def load_run(directory: Path) -> Run:
+    """Read one run directory (see the module docstring)."""
+    if not directory.is_dir():
+        raise ConfigError(f"run directory {directory} does not exist or is not a directory")
+    path = directory / TRAJECTORIES
+    if not path.is_file():
+        raise ConfigError(f"{directory} has no {TRAJECTORIES}: is it a run directory?")
+    records, corrupt = read_trajectories(path)
+    latest: dict[TaskKey, Trajectory] = {}
+    for record in records:
+        latest[(record.env, record.task_id, record.seed)] = record
+    trajs = list(latest.values())
+    summary, source = _read_summary(directory, len(trajs))
+    if summary is None:
+        summary = summarize(trajs)
+    tags = {key: failure_tags(traj) for key, traj in latest.items()}
+    return Run(directory, latest, corrupt, len(records) - len(latest), summary, source, tags=tags)
+
+
+def _label_runs(runs: list[Run]) -> None:
+    for i, run in enumerate(runs):
+        strategies = "+".join(run.summary.get("strategies") or ["?"])
+        models = "+".join(run.summary.get("models") or ["?"])
+        run.label = f"{strategies} · {models}"
+        run.color = PALETTE[i % len(PALETTE)]
+    labels = [run.label for run in runs]
+    for run in runs:
+        if labels.count(run.label) > 1:
+            run.label += f" [{run.directory.name}]"
+
+
+# ----------------------------------------------------------------------------- formatting
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.{digits}f}"
+
+
+def _usd(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if value >= 1 or value == 0:
+        return f"${value:,.2f}"
+    return f"${value:.4f}" if value >= 0.01 else f"${value:.6f}"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def _short(text: str, limit: int = 26) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _headline_rows(run: Run) -> list[tuple[str, str]]:
+    s = run.summary
+    outcomes, tokens, cost = s["outcomes"], s["tokens"], s["cost"]
+    return [
+        ("Episodes", _num(s["n_episodes"])),
+        ("Scored (without env/model errors)", _num(s["n_scored"])),
+        ("Solved", _num(s["n_solved"])),
+        ("Success rate", _pct(s["success_rate"])),
+        ("Mean reward", _num(s["mean_reward"], 3)),
+        ("First pass (solved on turn 1)", _pct(s["first_pass"]["rate"])),
+        ("Recovery (solved on a later turn)", _pct(s["recovery"]["rate"])),
+        ("Mean turns", _num(s["mean_turns"])),
+        ("Error % (actions that failed to run)", _pct(s["error_rate"])),
+        *(
+            (f"Outcome {name}", _num(outcomes.get(name, 0)))
+            for name in ("failed", "timeout", "env_error", "model_error")
+        ),
+        ("Tokens in / out", f"{_num(tokens['input'])} / {_num(tokens['output'])}"),
+        (
+            "Tokens per episode in / out",
+            f"{_num(tokens['input_per_episode'], 0)} / {_num(tokens['output_per_episode'], 0)}",
+        ),
+        ("Cost (USD, prices as of " + str(cost.get("prices_as_of")) + ")", _usd(cost["total_usd"])),
+        ("Cost per solved task", _usd(cost["per_solved_usd"])),
+        ("Corrupt lines skipped", _num(run.corrupt_lines)),
+        ("Records replaced by a later retry", _num(run.replaced_records)),
+    ]
+
+
+# ----------------------------------------------------------------------------------- charts
+
+
+def _svg(height: int, body: list[str], label: str) -> str:
+    return (
+        f'<svg class="chart" role="img" aria-label="{_e(label)}" width="{CHART_WIDTH}" height="{height}" '
+        f'viewBox="0 0 {CHART_WIDTH} {height}">{"".join(body)}</svg>'
+    )
+
+
+def _series_open(i: int, run: Run, values: Sequence[float | None]) -> str:
+    data = ",".join("" if v is None else f"{v:.4f}" for v in values)
+    return f'<g class="series" data-run="{i}" data-label="{_e(run.label)}" data-values="{data}">'
+
+
+def _legend(runs: list[Run]) -> str:
+    items = "".join(f'<li><span style="background:{r.color}"></span>{_e(r.label)}</li>' for r in runs)
+    return f'<ul class="legend">{items}</ul>'
+
+
+def _line_chart(runs: list[Run], curves: list[list[float | None]], label: str) -> str:
+    left, right, top, bottom, height = 64, 20, 12, 40, 320
+    width, plot_h = CHART_WIDTH - left - right, height - top - bottom
+    x_max = max((len(c) for c in curves), default=1)
+
+    def x(k: int) -> float:
+        return left + (k - 1) / (x_max - 1) * width if x_max > 1 else left + width / 2
+
+    def y(rate: float) -> float:
+        return top + (1 - rate) * plot_h
+
+    body = []
+    for tick in range(0, 101, 20):
+        gy = y(tick / 100)
+        body.append(
+            f'<line class="grid" x1="{left}" x2="{left + width}" y1="{gy:.1f}" y2="{gy:.1f}"/>'
+            f'<text x="{left - 6}" y="{gy + 4:.1f}" text-anchor="end">{tick}%</text>'
+        )
+    step = math.ceil(x_max / 15)
+    for k in range(1, x_max + 1, step):
+        body.append(f'<text x="{x(k):.1f}" y="{top + plot_h + 16}" text-anchor="middle">{k}</text>')
+    body.append(
+        f'<line class="axis" x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}"/>'
+        f'<text x="{left + width / 2:.1f}" y="{height - 6}" text-anchor="middle">turn budget k</text>'
+        f'<text transform="translate(14 {top + plot_h / 2:.1f}) rotate(-90)" text-anchor="middle">'
+        "success rate</text>"
+    )
+    for i, (run, curve) in enumerate(zip(runs, curves, strict=True)):
+        points = [(k, r) for k, r in enumerate(curve, 1) if r is not None]
+        body.append(_series_open(i, run, curve))
+        path = " ".join(f"{x(k):.1f},{y(r):.1f}" for k, r in points)
+        body.append(f'<polyline points="{path}" fill="none" stroke="{run.color}" stroke-width="2"/>')
+        body.extend(
+            f'<circle cx="{x(k):.1f}" cy="{y(r):.1f}" r="3" fill="{run.color}">'
+            f"<title>{_e(run.label)}: {_pct(r)} solved within {k} turns</title></circle>"
+            for k, r in points
+        )
+        body.append("</g>")
+    return _svg(height, body, label)
+
+
+def _bar_chart(categories: list[str], runs: list[Run], values: list[list[float | None]], label: str) -> str:
+    """Horizontal grouped bars of shares (0..1): one row per category, one bar per run."""
+    label_w, value_w, top, bar_h, gap = 180, 56, 8, 14, 10
+    plot_w = CHART_WIDTH - label_w - value_w
+    row_h = len(runs) * bar_h + gap
+    height = top + len(categories) * row_h + 22
+    body = []
+    for tick in range(0, 101, 25):
+        gx = label_w + plot_w * tick / 100
+        body.append(
+            f'<line class="grid" x1="{gx:.1f}" x2="{gx:.1f}" y1="{top}" y2="{height - 20}"/>'
+            f'<text x="{gx:.1f}" y="{height - 6}" text-anchor="middle">{tick}%</text>'
+        )
+    for c, category in enumerate(categories):
+        mid = top + c * row_h + len(runs) * bar_h / 2
+        body.append(
+            f'<text x="{label_w - 8}" y="{mid + 4:.1f}" text-anchor="end">{_e(_short(category))}'
+            f"<title>{_e(category)}</title></text>"
+        )
+    for i, run in enumerate(runs):
+        body.append(_series_open(i, run, values[i]))
+        for c, (category, value) in enumerate(zip(categories, values[i], strict=True)):
+            by = top + c * row_h + i * bar_h
+            if value is None:
+                body.append(f'<text x="{label_w + 4}" y="{by + bar_h - 3}" fill="#999">n/a</text>')
+                continue
+            bw = plot_w * value
+            body.append(
+                f'<rect x="{label_w}" y="{by}" width="{bw:.1f}" height="{bar_h - 2}" fill="{run.color}">'
+                f"<title>{_e(run.label)} · {_e(category)}: {_pct(value)}</title></rect>"
+                f'<text x="{label_w + bw + 4:.1f}" y="{by + bar_h - 3}">{_pct(value)}</text>'
+            )
+        body.append("</g>")
+    return _svg(height, body, label)
+
+
+def _column_chart(
+    categories: list[str], runs: list[Run], values: list[list[float | None]], label: str
+) -> str:
+    """Vertical grouped bars of shares (0..1): one group per category, one bar per run."""
+    left, top, bottom, height = 56, 12, 40, 260
+    plot_w, plot_h = CHART_WIDTH - left - 20, height - top - bottom
+    group_w = plot_w / max(len(categories), 1)
+    bar_w = group_w * 0.8 / max(len(runs), 1)
+    highest = max((v for row in values for v in row if v is not None), default=0.0)
+    step = next((s for s in (0.01, 0.02, 0.05, 0.1, 0.2) if s * 6 >= highest), 0.25)
+    ticks = max(1, math.ceil(highest / step - 1e-9))
+    peak = step * ticks
+    body = []
+    for tick in range(ticks + 1):
+        share = step * tick
+        gy = top + plot_h * (1 - tick / ticks)
+        body.append(
+            f'<line class="grid" x1="{left}" x2="{left + plot_w}" y1="{gy:.1f}" y2="{gy:.1f}"/>'
+            f'<text x="{left - 6}" y="{gy + 4:.1f}" text-anchor="end">{_pct(share)}</text>'
+        )
+    for c, category in enumerate(categories):
+        cx = left + (c + 0.5) * group_w
+        body.append(f'<text x="{cx:.1f}" y="{top + plot_h + 16}" text-anchor="middle">{_e(category)}</text>')
+    body.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle">turns used</text>')
+    for i, run in enumerate(runs):
+        body.append(_series_open(i, run, values[i]))
+        for c, (category, value) in enumerate(zip(categories, values[i], strict=True)):
+            if not value:
+                continue
+            bh = plot_h * value / peak
+            bx = left + c * group_w + group_w * 0.1 + i * bar_w
+            body.append(
+                f'<rect x="{bx:.1f}" y="{top + plot_h - bh:.1f}" width="{bar_w:.1f}" height="{bh:.1f}" '
+                f'fill="{run.color}"><title>{_e(run.label)} · {_e(category)} turns: {_pct(value)}</title>'
+                "</rect>"
+            )
+        body.append("</g>")
+    return _svg(height, body, label)
+
+
+# ------------------------------------------------------------------------------ sections
+
+
+def _curves(runs: list[Run]) -> list[list[float | None]]:
+    return [[point["rate"] for point in run.summary["success_at_turns"]] for run in runs]
+
+
+def _group_tables(runs: list[Run]) -> dict[str, dict[str, list[float | None]]]:
+    """{group key: {value: [success rate per run]}}, with the env as a group when runs span several."""
+    blocks = [dict(run.summary["by_group"]) for run in runs]
+    if len({env for run in runs for env in run.summary["envs"]}) > 1:
+        for block, run in zip(blocks, runs, strict=True):
+            block["env"] = run.summary["by_env"]
+    tables: dict[str, dict[str, list[float | None]]] = {}
+    for key in sorted({k for block in blocks for k in block}, key=_group_order):
+        values = sorted({v for block in blocks for v in block.get(key, {})}, key=_value_order)
+        tables[key] = {
+            v: [block.get(key, {}).get(v, {}).get("success_rate") for block in blocks] for v in values
+        }
+    return tables
+
+
+def _failure_table(runs: list[Run]) -> dict[str, list[float | None]]:
+    tags = [*FAILURE_TAGS, "none"]
+    return {tag: [run.summary["failure_modes"]["shares"].get(tag) for run in runs] for tag in tags}
+
+
+def _turn_histograms(runs: list[Run]) -> dict[str, list[float | None]]:
+    """{turns used: [share of the run's scored episodes per run]}."""
+    turns = sorted({k for run in runs for k in run.summary["turns_histogram"]}, key=int)
+    table: dict[str, list[float | None]] = {t: [] for t in turns}
+    for run in runs:
+        scored = run.summary["n_scored"]
+        for t in turns:
+            table[t].append(run.summary["turns_histogram"].get(t, 0) / scored if scored else None)
+    return table
+
+
+def _group_order(key: str) -> tuple[int, str]:
+    return (GROUP_ORDER.index(key) if key in GROUP_ORDER else len(GROUP_ORDER), key)
+
+
+def _value_order(value: str) -> tuple[int, list[Any]]:
+    return (HARDNESS_ORDER.index(value) if value in HARDNESS_ORDER else len(HARDNESS_ORDER), _natural(value))
+
+
+def _natural(text: str) -> list[Any]:
+    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", text)]
+
+
+def _transpose(table: dict[str, list[float | None]]) -> list[list[float | None]]:
+    columns = list(table.values())
+    return [list(row) for row in zip(*columns, strict=True)] if columns else []
+
+
+def _html_table(header: list[str], rows: list[list[str]], numeric: range | None = None) -> str:
+    numeric = numeric if numeric is not None else range(1, len(header))
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>"
+        + "".join(f'<td class="num">{c}</td>' if j in numeric else f"<td>{c}</td>" for j, c in enumerate(row))
+        + "</tr>"
+        for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _task_cell(traj: Trajectory | None, tags: list[str]) -> str:
+    if traj is None:
+        return '<td class="absent">—</td>'
+    css = "solved" if traj.solved else "error" if traj.outcome in ("env_error", "model_error") else "failed"
+    reward = "n/a" if traj.reward is None else f"{traj.reward:.2f}"
+    tag_text = f'<div class="tags">{_e(", ".join(tags))}</div>' if tags else ""
+    turns = _plural(turns_used(traj), "turn")
+    return f'<td class="{css}">{_e(traj.outcome)} · reward {reward} · {turns}{tag_text}</td>'
+
+
+def _task_table(runs: list[Run]) -> str:
+    keys = sorted(
+        {k for run in runs for k in run.trajectories}, key=lambda k: (k[0], _natural(k[1]), k[2] or 0)
+    )
+    rows = []
+    for key in keys:
+        first = next(run.trajectories[key] for run in runs if key in run.trajectories)
+        name = key[1] + ("" if key[2] is None else f" (seed {key[2]})")
+        groups = ", ".join(f"{k}={v}" for k, v in sorted(first.group.items()))
+        cells = "".join(_task_cell(run.trajectories.get(key), run.tags.get(key, [])) for run in runs)
+        rows.append(f"<tr><td>{_e(name)}</td><td>{_e(key[0])}</td><td>{_e(groups)}</td>{cells}</tr>")
+    head = "".join(f"<th>{_e(h)}</th>" for h in ["Task", "Env", "Group", *(r.label for r in runs)])
+    state = " open" if len(rows) <= OPEN_TASK_TABLE_UP_TO else ""
+    return (
+        f"<details{state}><summary>Per-task results ({len(rows)} tasks)</summary>"
+        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></details>"
+    )
+
+
+def _html_body(runs: list[Run]) -> str:
+    legend = _legend(runs)
+    parts = ["<h2>Runs</h2>"]
+    parts.append(
+        _html_table(
+            ["Run", "Directory", "Envs", "Reward mode", "Episodes", "Corrupt lines", "Summary"],
+            [
+                [
+                    f'<span style="color:{run.color}">■</span> {_e(run.label)}',
+                    _e(run.directory),
+                    _e(", ".join(run.summary["envs"])),
+                    _e(", ".join(run.summary["reward_modes"])),
+                    _num(run.summary["n_episodes"]),
+                    _num(run.corrupt_lines),
+                    _e(run.summary_source),
+                ]
+                for run in runs
+            ],
+            numeric=range(4, 6),
+        )
+    )
+    parts.append("<h2>Headline</h2>")
+    columns = [_headline_rows(run) for run in runs]
+    rows = [[_e(name), *(_e(col[i][1]) for col in columns)] for i, (name, _) in enumerate(columns[0])]
+    parts.append(_html_table(["Metric", *(run.label for run in runs)], rows))
+    parts.append(
+        '<p class="note">Rates are over scored episodes (env_error and model_error excluded). '
+        "A bare submit does not count as a turn of its own.</p>"
+    )
+    parts += ['<h2 id="turn-curve">Success rate vs turn budget</h2>', legend]
+    parts.append(_line_chart(runs, _curves(runs), "success rate vs turn budget"))
+    parts.append('<h2 id="groups">Success by group</h2>')
+    groups = _group_tables(runs)
+    if not groups:
+        parts.append('<p class="note">The records carry no group labels.</p>')
+    for key, table in groups.items():
+        parts += [f"<h3>{_e(key)}</h3>", legend]
+        parts.append(_bar_chart(list(table), runs, _transpose(table), f"success rate by {key}"))
+    parts += ['<h2 id="failure-modes">Failure modes (share of unsolved episodes)</h2>', legend]
+    failures = _failure_table(runs)
+    parts.append(_bar_chart(list(failures), runs, _transpose(failures), "failure-mode shares"))
+    unsolved = ", ".join(f"{_e(r.label)}: {r.summary['failure_modes']['n_unsolved']}" for r in runs)
+    parts.append(f'<p class="note">Unsolved episodes: {unsolved}. Tags overlap.</p>')
+    parts += ['<h2 id="turns">Turns used (share of scored episodes)</h2>', legend]
+    histogram = _turn_histograms(runs)
+    parts.append(_column_chart(list(histogram), runs, _transpose(histogram), "turns histogram"))
+    parts += ['<h2 id="tasks">Tasks</h2>', _task_table(runs)]
+    return "\n".join(parts)
+
+
+# ------------------------------------------------------------------------------- markdown
+
+
+def _md(value: object) -> str:
+    text = html.escape(" ".join(str(value).split()), quote=False)
+    return re.sub(r"([\\`*_\[\]|])", r"\\\1", text)
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(_md(h) for h in header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def _share_rows(table: dict[str, list[float | None]], fmt: Callable[[float | None], str]) -> list[list[str]]:
+    return [[name, *(fmt(v) for v in values)] for name, values in table.items()]
+
+
+def _markdown(runs: list[Run], generated: str) -> str:
+    labels = [run.label for run in runs]
+    lines = ["# intercode-agents report", "", generated, "", "## Runs", ""]
+    run_rows = [
+        [
+            r.label,
+            str(r.directory),
+            ", ".join(r.summary["envs"]),
+            str(r.summary["n_episodes"]),
+            str(r.corrupt_lines),
+            r.summary_source,
+        ]
+        for r in runs
+    ]
+    lines += _md_table(["Run", "Directory", "Envs", "Episodes", "Corrupt lines", "Summary"], run_rows)
+    lines += ["## Headline", ""]
+    columns = [_headline_rows(run) for run in runs]
+    lines += _md_table(
+        ["Metric", *labels], [[n, *(c[i][1] for c in columns)] for i, (n, _) in enumerate(columns[0])]
+    )
+    lines += ["## Success rate vs turn budget", ""]
+    curves = _curves(runs)
+    budget = max(len(c) for c in curves)
+    lines += _md_table(
+        ["Turns", *labels],
+        [[str(k), *(_pct(c[k - 1]) if k <= len(c) else "n/a" for c in curves)] for k in range(1, budget + 1)],
+    )
+    for key, table in _group_tables(runs).items():
+        lines += [f"## Success by {_md(key)}", ""]
+        lines += _md_table([key, *labels], _share_rows(table, _pct))
+    lines += ["## Failure modes (share of unsolved episodes; tags overlap)", ""]
+    lines += _md_table(["Tag", *labels], _share_rows(_failure_table(runs), _pct))
+    lines += ["## Turns used (share of scored episodes)", ""]
+    lines += _md_table(["Turns", *labels], _share_rows(_turn_histograms(runs), _pct))
+    lines.append("The HTML report next to this file has the charts and the per-task table.")
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------------- entry
+
+
+def _output_paths(run_dirs: list[Path], out: Path | None) -> tuple[Path, Path]:
+    if out is None:
+        folder = run_dirs[0] if len(run_dirs) == 1 else _common_parent(run_dirs)
+        out = folder / "report.html"
+    elif out.suffix.lower() not in (".html", ".htm"):
+        out = out / "report.html"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return out, out.with_suffix(".md")
+
+
+def _common_parent(paths: list[Path]) -> Path:
+    resolved = [p.resolve() for p in paths]
+    common = resolved[0]
+    while not all(common == p or common in p.parents for p in resolved):
+        common = common.parent
+    return common
+
+
+def write_report(run_dirs: list[Path], out: Path | None = None) -> tuple[Path, Path]:
+    """Write the HTML report and the Markdown summary of ``run_dirs``; return (html path, markdown path).
+
+    ``out`` is the HTML file (``.html``; the Markdown goes next to it with ``.md``) or a directory for
+    ``report.html`` and ``report.md``. By default they go into the run directory, or for several runs
+    into their closest common parent directory.
+    """
+    if not run_dirs:
+        raise ConfigError("write_report needs at least one run directory")
+    runs = [load_run(Path(d)) for d in run_dirs]
+    _label_runs(runs)
+    html_path, md_path = _output_paths([Path(d) for d in run_dirs], out)
+    generated = f"Generated {time.strftime('%Y-%m-%d %H:%M:%S %Z')} from {len(runs)} run(s)."
+    page = Template(TEMPLATE.read_text(encoding="utf-8")).substitute(
+        title="intercode-agents report", generated=_e(generated), body=_html_body(runs)
+    )
+    html_path.write_text(page, encoding="utf-8")
+    md_path.write_text(_markdown(runs, generated), encoding="utf-8")
+    return html_path, md_path
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("run_dirs", nargs="+", type=Path, help="run directories holding trajectories.jsonl")
+    parser.add_argument("-o", "--out", type=Path, help="the .html file or a directory for report.html/.md")
+    args = parser.parse_args(argv)
+    try:
+        paths = write_report(args.run_dirs, args.out)
+    except ConfigError as exc:
+        parser.exit(2, f"error: {exc}\n")
+    print("\n".join(str(p) for p in paths))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""write_report on run directories built from hand-made records: content, escaping, summaries, errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from intercode_agents.errors import ConfigError
+from intercode_agents.runner.metrics import summarize
+from intercode_agents.runner.report import load_run, write_report
+from intercode_agents.trajectory import Step, Trajectory
+
+EVIL = "<script>alert(1)</script>|x"
+
+
+def record(task: int, outcome: str, turns: int, *, strategy: str, model: str, fs: str) -> Trajectory:
+    steps = [Step(turn=t, action=f"ls dir{t}", observation="a.txt") for t in range(1, turns + 1)]
+    if outcome == "solved":
+        steps[-1].reward = 1.0
+    return Trajectory(
+        task_id=f"bash/{fs}/{task}",
+        env="bash",
+        strategy=strategy,
+        model=model,
+        group={"fs": fs},
+        steps=steps,
+        reward=1.0 if outcome == "solved" else 0.0,
+        outcome=outcome,
+    )
+
+
+def write_run(directory: Path, records: list[Trajectory], extra_lines: tuple[str, ...] = ()) -> Path:
+    directory.mkdir(parents=True)
+    lines = [r.model_dump_json() for r in records] + list(extra_lines)
+    (directory / "trajectories.jsonl").write_text("\n".join(lines) + "\n")
+    return directory
+
+
+@pytest.fixture
+def two_runs(tmp_path: Path) -> list[Path]:
+    # run A: solved on turns 1 and 2, one failure after 3 turns -> curve 1/3, 2/3, 2/3
+    run_a = write_run(
+        tmp_path / "runs" / "a",
+        [
+            record(0, "solved", 1, strategy="try_again", model="local", fs="fs1"),
+            record(1, "solved", 2, strategy="try_again", model="local", fs="fs1"),
+            record(2, "failed", 3, strategy="try_again", model="local", fs="fs2"),
+        ],
+        extra_lines=('{"task_id": "cut off', "", "[1, 2]"),  # 2 corrupt lines, 1 blank line
+    )
+    # run B: a label that needs escaping; one solve on turn 2 out of 2 tasks -> curve 0, 1/2
+    run_b = write_run(
+        tmp_path / "runs" / "b",
+        [
+            record(0, "solved", 2, strategy="react", model=EVIL, fs="fs1"),
+            record(1, "failed", 1, strategy="react", model=EVIL, fs="fs2"),
+        ],
+    )
+    return [run_a, run_b]
+
+
+def series_values(html: str, run: int) -> list[str]:
+    return re.findall(rf'<g class="series" data-run="{run}" data-label="[^"]*" data-values="([^"]*)">', html)
+
+
+def test_report_has_a_chart_series_per_run(two_runs: list[Path]) -> None:
+    html_path, md_path = write_report(two_runs)
+    assert (html_path, md_path) == (two_runs[0].parent / "report.html", two_runs[0].parent / "report.md")
+    html = html_path.read_text()
+    # 4 charts: turn curve, success by fs, failure modes, turns histogram
+    assert html.count("<svg") == 4
+    assert len(series_values(html, 0)) == len(series_values(html, 1)) == 4
+    curve_a, by_fs_a = series_values(html, 0)[:2]
+    curve_b, by_fs_b = series_values(html, 1)[:2]
+    assert curve_a == "0.3333,0.6667,0.6667"
+    assert curve_b == "0.0000,0.5000"
+    assert by_fs_a == "1.0000,0.0000" and by_fs_b == "1.0000,0.0000"  # fs1, fs2
+    assert html.count("<polyline") == 2
+    # tasks: A has fs1/0, fs1/1, fs2/2; B has fs1/0, fs2/1 -> 4 rows; B has no fs2/2
+    assert "Per-task results (4 tasks)" in html
+    row = re.search(r"<tr><td>bash/fs2/2</td>.*?</tr>", html)
+    assert row and row[0].endswith(
+        '<td class="failed">failed · reward 0.00 · 3 turns</td><td class="absent">—</td></tr>'
+    )
+
+
+def test_report_escapes_records_and_stays_offline(two_runs: list[Path]) -> None:
+    html = write_report(two_runs)[0].read_text()
+    assert "<script" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;|x" in html
+    assert "http://" not in html and "https://" not in html
+    assert "src=" not in html and "href=" not in html
+
+
+def test_markdown_summary(two_runs: list[Path]) -> None:
+    md = write_report(two_runs)[1].read_text()
+    assert "| Success rate | 66.7% | 50.0% |" in md
+    # the record's model name is HTML- and Markdown-escaped, so it neither renders HTML nor splits a cell
+    assert "react · &lt;script&gt;alert(1)&lt;/script&gt;\\|x" in md
+    assert "<script" not in md
+    row = next(line for line in md.splitlines() if line.startswith("| try\\_again"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[4:6] == ["2", "recomputed (no summary.json)"]  # corrupt lines, summary source
+
+
+def test_summary_json_is_used_only_when_it_matches(two_runs: list[Path]) -> None:
+    run_a = two_runs[0]
+    records = list(load_run(run_a).trajectories.values())
+    summary = summarize(records)
+    summary["success_rate"] = 0.123  # a marker: the report must show the file's value
+    (run_a / "summary.json").write_text(json.dumps(summary))
+    run = load_run(run_a)
+    assert run.summary_source == "summary.json" and run.summary["success_rate"] == 0.123
+    summary["n_episodes"] = 5  # stale: written before the last records
+    (run_a / "summary.json").write_text(json.dumps(summary))
+    run = load_run(run_a)
+    assert run.summary_source == "recomputed (summary.json counts 5 episodes, records 3)"
+    assert run.summary["success_rate"] == pytest.approx(2 / 3)
+    (run_a / "summary.json").write_text("{broken")
+    assert load_run(run_a).summary_source == "recomputed (summary.json unreadable: JSONDecodeError)"
+
+
+def test_a_retried_task_replaces_the_earlier_record(tmp_path: Path) -> None:
+    first = record(0, "env_error", 1, strategy="react", model="local", fs="fs1")
+    retry = record(0, "solved", 1, strategy="react", model="local", fs="fs1")
+    run = load_run(write_run(tmp_path / "r", [first, retry]))
+    assert run.replaced_records == 1
+    assert [t.outcome for t in run.trajectories.values()] == ["solved"]
+
+
+def test_output_location(two_runs: list[Path], tmp_path: Path) -> None:
+    html, md = write_report(two_runs[:1])
+    assert html == two_runs[0] / "report.html" and md == two_runs[0] / "report.md"
+    html, md = write_report(two_runs, tmp_path / "out" / "cmp.html")
+    assert html.is_file() and md == tmp_path / "out" / "cmp.md" and md.is_file()
+    html, _ = write_report(two_runs, tmp_path / "outdir")
+    assert html == tmp_path / "outdir" / "report.html"
+
+
+def test_bad_run_directories(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="at least one run directory"):
+        write_report([])
+    with pytest.raises(ConfigError, match="does not exist"):
+        write_report([tmp_path / "missing"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ConfigError, match=r"has no trajectories\.jsonl"):
+        write_report([tmp_path / "empty"])
