@@ -57,3 +57,22 @@ class UnknownTask(IntercodeError, KeyError):
 
 class DatasetError(IntercodeError):
     """The task data cannot be found, downloaded or verified."""
+
+
+class ModelWeightsError(IntercodeError):
+    """Local model weights cannot be found, downloaded or verified."""
+
+
+class ImageBuildError(IntercodeError):
+    """Building a sandbox image failed; ``log_tail`` holds the last lines of the build log."""
+
+    def __init__(self, image: str, detail: str, log_tail: list[str] | None = None) -> None:
+        self.image = image
+        self.log_tail = list(log_tail or [])
+        tail = "\n".join(self.log_tail)
+        msg = f"building image {image!r} failed: {detail}"
+        super().__init__(msg + (f"\n--- last build log lines ---\n{tail}" if tail else ""))
+
+
+class ChatModelError(IntercodeError):
+    """A chat model failed to answer (a rejected request, an exceeded context, a server failure)."""

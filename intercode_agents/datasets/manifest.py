@@ -1,0 +1,69 @@
+"""The pinned InterCode data: which files belong to which task family, and their sha256 checksums.
+
+The checksum list ships with the package (``intercode_data.sha256``, in ``sha256sum`` format with paths
+relative to the InterCode repository root). It is the single source of truth for downloads.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from intercode_agents.errors import ConfigError
+
+INTERCODE_COMMIT = "c3e46d827cfc9d4c704ec078f7abf9f41e3191d8"
+DEFAULT_BASE_URL = f"https://raw.githubusercontent.com/princeton-nlp/intercode/{INTERCODE_COMMIT}"
+FAMILIES: tuple[str, ...] = ("bash", "sql", "python", "ctf")
+
+_MANIFEST = Path(__file__).with_name("intercode_data.sha256")
+
+# Path prefixes (relative to the data root) of each family's files; LICENSE.md goes with every family.
+_FAMILY_PREFIXES: dict[str, tuple[str, ...]] = {
+    "bash": ("data/nl2bash/", "docker/bash_scripts/", "docker/docker.gitignore"),
+    "sql": ("data/sql/",),
+    "python": ("data/python/",),
+    "ctf": ("data/ctf/",),
+}
+_COMMON = ("LICENSE.md",)
+
+# The task index files each family's loader reads; a data root without them is not usable.
+INDEX_FILES: dict[str, tuple[str, ...]] = {
+    "bash": (
+        "data/nl2bash/nl2bash_fs_1.json",
+        "data/nl2bash/nl2bash_fs_2.json",
+        "data/nl2bash/nl2bash_fs_3.json",
+        "data/nl2bash/nl2bash_fs_4.json",
+        "data/nl2bash/test_queries.json",
+    ),
+    "sql": ("data/sql/spider/ic_spider_dev.json", "data/sql/wikisql/ic_wikisql_dev.json"),
+    "python": ("data/python/mbpp/ic_mbpp.json",),
+    "ctf": ("data/ctf/ic_ctf.json",),
+}
+
+
+@cache
+def checksums() -> dict[str, str]:
+    """Map each pinned file (relative path) to its sha256 hex digest."""
+    table: dict[str, str] = {}
+    for line in _MANIFEST.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        digest, _, rel = line.partition("  ")
+        table[rel.removeprefix("./")] = digest.strip()
+    return table
+
+
+def check_families(families: tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
+    """Validate family names; None means all of them."""
+    if families is None:
+        return FAMILIES
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        raise ConfigError(f"unknown task family {unknown[0]!r}; choose from {', '.join(FAMILIES)}")
+    return tuple(dict.fromkeys(families))
+
+
+def family_files(family: str) -> dict[str, str]:
+    """The files (relative path -> sha256) a family needs, LICENSE.md included."""
+    prefixes = _FAMILY_PREFIXES[check_families([family])[0]]
+    return {rel: digest for rel, digest in checksums().items() if rel.startswith(prefixes) or rel in _COMMON}

@@ -1,0 +1,179 @@
+"""Load, select and look up tasks.
+
+Selector syntax (``select_tasks`` and the CLI's ``--tasks``): comma-separated terms, each one of
+
+- a split name of the env: ``fs1`` .. ``fs4``, ``test``, ``mini`` (bash); ``spider``, ``wikisql``, ``mini``
+  (sql); ``mbpp``, ``mini`` (python); ``picoctf``, ``mini`` (ctf);
+- a task id: ``bash/fs1/3``, ``sql/spider/10``, ``python/mbpp/11``, ``ctf/42``, ``ctf/mini/0``;
+- an id glob (``*``, ``?``, ``[...]``): ``bash/fs1/*``, ``sql/spider/1?``;
+- a ``key=value`` filter on the task's group or meta: ``hardness=easy``, ``db=poker_player``,
+  ``tag=Forensics``, ``fs=fs2``. Values compare case-insensitively; a list-valued field (CTF ``tags``)
+  matches when any element does; ``key=a|b`` accepts either value.
+
+Split, id and glob terms add tasks (union); filters then narrow them (intersection). With only
+filters, or no selector at all, the pool is the env's InterCode set: bash fs1-fs4 (200 tasks), sql
+spider (1034), python mbpp (974), ctf picoctf (100). Unavailable tasks (``Task.unavailable``) are left
+out unless ``include_unavailable=True``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+from pathlib import Path
+from typing import Any
+
+from intercode_agents.datasets.loaders import DEFAULT_SPLITS, SOURCES, load_split
+from intercode_agents.datasets.root import resolve_data_root
+from intercode_agents.datasets.task import ENV_NAMES, Task
+from intercode_agents.errors import ConfigError, UnknownTask
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+def _check_env(env: str) -> str:
+    if env not in ENV_NAMES:
+        raise ConfigError(f"unknown env {env!r}; choose one of {', '.join(ENV_NAMES)}")
+    return env
+
+
+def split_names(env: str) -> list[str]:
+    """The splits an env offers, in load order."""
+    return [s.split for s in SOURCES[_check_env(env)]]
+
+
+def _split_tasks(env: str, split: str, data_root: str | Path | None) -> tuple[Task, ...]:
+    source = next(s for s in SOURCES[env] if s.split == split)
+    root = resolve_data_root(data_root, families=[env]) if source.needs_data else None
+    return load_split(env, split, root)
+
+
+def _load(env: str, splits: list[str], data_root: str | Path | None) -> list[Task]:
+    wanted = set(splits)
+    return [t for s in split_names(env) if s in wanted for t in _split_tasks(env, s, data_root)]
+
+
+def load_tasks(env: str, *, data_root: str | Path | None = None) -> list[Task]:
+    """Every task of ``env`` (all splits, the mini set included), in a stable order."""
+    return _load(env, split_names(env), data_root)
+
+
+def _split_of_id(env: str, task_id: str) -> str | None:
+    """The split a task id (or glob) points at; None when it cannot tell (a wildcard in that place)."""
+    parts = task_id.split("/")
+    if env == "ctf" and len(parts) == 2:
+        return None if _GLOB_CHARS & set(parts[1]) else "picoctf"
+    if len(parts) >= 3 and not (_GLOB_CHARS & set(parts[1])):
+        return parts[1]
+    return None
+
+
+def get_task(task_id: str, *, data_root: str | Path | None = None) -> Task:
+    """The task with this id; :class:`UnknownTask` (with the closest ids as a hint) when there is none."""
+    env = task_id.split("/", 1)[0]
+    if env not in ENV_NAMES:
+        raise UnknownTask(
+            f"unknown task {task_id!r}: ids start with an env name ({', '.join(ENV_NAMES)}), e.g. bash/fs1/0"
+        )
+    split = _split_of_id(env, task_id)
+    names = split_names(env)
+    pool = _load(env, [split] if split in names else names, data_root)
+    for task in pool:
+        if task.id == task_id:
+            return task
+    close = difflib.get_close_matches(task_id, [t.id for t in pool], n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; splits of {env}: {', '.join(names)}"
+    raise UnknownTask(f"unknown task {task_id!r}{hint}")
+
+
+def _values(task: Task, key: str) -> list[Any] | None:
+    if key in task.group:
+        return [task.group[key]]
+    if key in task.meta:
+        value = task.meta[key]
+        return list(value) if isinstance(value, list | tuple) else [value]
+    return None
+
+
+def _filter_keys(tasks: list[Task]) -> list[str]:
+    keys: set[str] = set()
+    for task in tasks:
+        keys.update(task.group)
+        keys.update(
+            k
+            for k, v in task.meta.items()
+            if isinstance(v, str | int | bool) or (isinstance(v, list) and all(isinstance(x, str) for x in v))
+        )
+    return sorted(keys)
+
+
+def _matches(task: Task, key: str, accepted: set[str]) -> bool:
+    values = _values(task, key)
+    return values is not None and any(str(v).lower() in accepted for v in values)
+
+
+def select_tasks(
+    env: str,
+    selector: str | None = None,
+    *,
+    data_root: str | Path | None = None,
+    include_unavailable: bool = False,
+) -> list[Task]:
+    """The tasks of ``env`` that ``selector`` names (see the module docstring for the syntax)."""
+    names = split_names(env)
+    terms = [t.strip() for t in (selector or "").split(",") if t.strip()]
+    filters: list[tuple[str, set[str]]] = []
+    splits: list[str] = []
+    patterns: list[str] = []
+    for term in terms:
+        if "=" in term:
+            key, _, value = term.partition("=")
+            if not key.strip() or not value.strip():
+                raise ConfigError(f"bad filter {term!r}; write key=value, e.g. hardness=easy")
+            filters.append((key.strip(), {v.strip().lower() for v in value.split("|")}))
+        elif term in names:
+            splits.append(term)
+        elif "/" in term:
+            if not term.startswith(f"{env}/"):
+                raise ConfigError(f"task id or glob {term!r} does not belong to env {env!r}")
+            patterns.append(term)
+        else:
+            raise ConfigError(
+                f"unknown split {term!r} for env {env!r}; splits: {', '.join(names)} "
+                "(or give a task id, an id glob such as bash/fs1/*, or a key=value filter)"
+            )
+
+    needed = set(splits)
+    for pattern in patterns:
+        split = _split_of_id(env, pattern)
+        needed.update([split] if split in names else names)
+    if not splits and not patterns:
+        needed.update(DEFAULT_SPLITS[env])
+    loaded = _load(env, [s for s in names if s in needed], data_root)
+
+    if splits or patterns:
+        chosen = [t for t in loaded if t.split in splits]
+        for pattern in patterns:
+            is_glob = bool(_GLOB_CHARS & set(pattern))
+            hits = [t for t in loaded if (fnmatch.fnmatchcase(t.id, pattern) if is_glob else t.id == pattern)]
+            if not hits:
+                if not is_glob:
+                    get_task(pattern, data_root=data_root)  # raises UnknownTask with a hint
+                raise ConfigError(f"the id glob {pattern!r} matches no {env} task")
+            chosen.extend(hits)
+        chosen_ids = {t.id for t in chosen}
+        pool = [t for t in loaded if t.id in chosen_ids]
+    else:
+        pool = loaded
+
+    if filters:
+        known = _filter_keys(pool)
+        for key, _ in filters:
+            if key not in known:
+                raise ConfigError(
+                    f"unknown filter key {key!r} for these {env} tasks; keys: {', '.join(known)}"
+                )
+        pool = [t for t in pool if all(_matches(t, key, accepted) for key, accepted in filters)]
+    if not include_unavailable:
+        pool = [t for t in pool if t.unavailable is None]
+    return pool
