@@ -16,6 +16,7 @@ and at submit also ``reward_parts`` (dict) and ``corrupt`` (bool: the gold itsel
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from abc import ABC, abstractmethod
@@ -59,7 +60,9 @@ class Env(ABC):
 
     name: ClassVar[str]  # "bash" | "sql" | "python" | "ctf"
     language: ClassVar[str]  # prompt/tool language key
-    submit_takes_argument: ClassVar[bool] = False  # Python and CTF submit an answer; Bash and SQL the last output
+    submit_takes_argument: ClassVar[bool] = (
+        False  # Python and CTF submit an answer; Bash and SQL the last output
+    )
 
     def __init__(
         self,
@@ -97,7 +100,9 @@ class Env(ABC):
         """Release every container this env holds."""
 
     # -- the Gym API -------------------------------------------------------------------------
-    async def reset(self, task_id: str | None = None, *, task: Task | None = None) -> tuple[str, dict[str, Any]]:
+    async def reset(
+        self, task_id: str | None = None, *, task: Task | None = None
+    ) -> tuple[str, dict[str, Any]]:
         """Start ``task`` (or the task named ``task_id``) from a pristine state."""
         from intercode_agents.datasets import get_task
 
@@ -125,7 +130,10 @@ class Env(ABC):
             result = ActionResult(observation=f"Invalid action: {problem}", errored=True)
             base["action_type"] = "invalid"
         else:
+            started = time.perf_counter()
             result = await self._execute(action)
+            if not result.duration_s:
+                result = dataclasses.replace(result, duration_s=time.perf_counter() - started)
             base["action_type"] = "action"
             self.last_observation = result.observation
         info = base | {
@@ -143,7 +151,9 @@ class Env(ABC):
         self._require_task()
         return await self._score(self.last_observation if submission is None else submission)
 
-    async def _submit(self, argument: str, base: dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    async def _submit(
+        self, argument: str, base: dict[str, Any]
+    ) -> tuple[str, float, bool, bool, dict[str, Any]]:
         self._require_task()
         started = time.perf_counter()
         submission = argument if self.submit_takes_argument else self.last_observation

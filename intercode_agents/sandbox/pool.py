@@ -1,15 +1,20 @@
 """A warm pool of pristine sandboxes that refills in the background.
 
+``size`` is how many idle sandboxes the pool keeps ready, not a cap: when none is ready, ``acquire``
+starts a fresh one at once rather than wait (so borrowing a second sandbox never deadlocks), and the
+pool refills itself in the background.
+
 A released sandbox is reused only when it is verified pristine: its file-system diff against the
-image is the same as when it was fresh (empty for most images) and no process beyond the ones it
-started with is alive. Otherwise it is removed and a fresh one takes its place.
+image is the same as when it was fresh (empty for most images) and no process started after it was
+ready is alive. Otherwise it is removed and a fresh one takes its place. Verification runs in the
+background, so ``release`` returns at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
 from intercode_agents.sandbox.sandbox import Change, Sandbox
@@ -17,20 +22,20 @@ from intercode_agents.sandbox.sandbox import Change, Sandbox
 
 class SandboxPool:
     def __init__(self, image: str, size: int = 2, *, reuse: bool = True, **sandbox_options: Any) -> None:
-        if size < 1:
-            raise ValueError("a pool needs size >= 1")
+        if size < 0:
+            raise ValueError("a pool's size cannot be negative")
         self.image = image
         self.size = size
         self.reuse = reuse
         self._options = sandbox_options
-        self._ready: asyncio.Queue[Sandbox] = asyncio.Queue()
+        self._ready: list[Sandbox] = []
+        self._filling = 0
         self._baseline: dict[Sandbox, tuple[frozenset[Change], int]] = {}
         self._out: set[Sandbox] = set()
         self._recycling: set[Sandbox] = set()  # released, being verified
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
-        self._error: BaseException | None = None
-        self.stats = {"created": 0, "reused": 0, "replaced": 0}
+        self.stats = {"created": 0, "reused": 0, "replaced": 0, "cold_acquires": 0}
 
     async def __aenter__(self) -> SandboxPool:
         await self.start()
@@ -40,26 +45,41 @@ class SandboxPool:
         await self.close()
 
     async def start(self) -> None:
-        """Create the first sandbox now (so errors surface here) and the rest in the background."""
-        await self._ready.put(await self._fresh())
-        for _ in range(self.size - 1):
-            self._spawn()
+        """Create the first sandbox now (so a missing image or a dead engine surfaces here)."""
+        if self.size:
+            self._ready.append(await self._fresh())
+        self._top_up()
 
-    def _spawn(self) -> None:
-        task = asyncio.create_task(self._fill())
+    def grow(self, extra: int) -> None:
+        """Keep ``extra`` more sandboxes warm."""
+        self.size += extra
+        self._top_up()
+
+    def _top_up(self) -> None:
+        while not self._closed and len(self._ready) + self._filling < self.size:
+            self._filling += 1
+            self._background(self._fill())
+
+    def _background(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _fill(self) -> None:
         try:
             sb = await self._fresh()
-        except Exception as exc:  # surfaced to the next acquire()
-            self._error = exc
+        except Exception:  # the next acquire() starts one itself and raises the real error
             return
-        if self._closed:
+        finally:
+            self._filling -= 1
+        await self._offer(sb)
+
+    async def _offer(self, sb: Sandbox) -> None:
+        if self._closed or len(self._ready) >= self.size:
+            self._baseline.pop(sb, None)
             await sb.close()
         else:
-            await self._ready.put(sb)
+            self._ready.append(sb)
 
     async def _fresh(self) -> Sandbox:
         sb = Sandbox(self.image, **self._options)
@@ -75,14 +95,16 @@ class SandboxPool:
         return sb
 
     async def acquire(self) -> Sandbox:
+        """A pristine sandbox: a warm one if ready, else a fresh one started now."""
         if self._closed:
             raise RuntimeError("the pool is closed")
-        while self._ready.empty() and self._error is not None:
-            error, self._error = self._error, None
-            if not self._tasks:
-                raise error
-        sb = await self._ready.get()
+        if self._ready:
+            sb = self._ready.pop()
+        else:
+            self.stats["cold_acquires"] += 1
+            sb = await self._fresh()
         self._out.add(sb)
+        self._top_up()
         return sb
 
     async def release(self, sb: Sandbox, *, dirty: bool = False) -> None:
@@ -92,37 +114,25 @@ class SandboxPool:
             await sb.close()
             return
         self._recycling.add(sb)
-        task = asyncio.create_task(self._recycle(sb, dirty))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._background(self._recycle(sb, dirty))
 
     async def _recycle(self, sb: Sandbox, dirty: bool) -> None:
         try:
-            await self._verify_or_replace(sb, dirty)
-        finally:
-            self._recycling.discard(sb)
-
-    async def _verify_or_replace(self, sb: Sandbox, dirty: bool) -> None:
-        try:
             if self.reuse and not dirty:
                 await sb.close_sessions()
-                if await self.is_pristine(sb) and not self._closed:
+                if await self.is_pristine(sb):
                     self.stats["reused"] += 1
-                    await self._ready.put(sb)
+                    await self._offer(sb)
                     return
             self._baseline.pop(sb, None)
             self.stats["replaced"] += 1
-            if not self._closed:
-                self._spawn()
+            await sb.close()
+            self._top_up()
         except BaseException:
             await sb.close()
             raise
-        await sb.close()
-
-    async def drain(self) -> None:
-        """Wait until every release has been verified and refills are done (tests, benchmarks)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        finally:
+            self._recycling.discard(sb)
 
     async def is_pristine(self, sb: Sandbox) -> bool:
         baseline = self._baseline.get(sb)
@@ -135,6 +145,11 @@ class SandboxPool:
         # Anything started since the sandbox was handed out (a background job, say) is leftover state.
         leftovers = [pid for pid, start in procs.items() if start >= baseline[1]]
         return frozenset(changes) == baseline[0] and not leftovers
+
+    async def drain(self) -> None:
+        """Wait until every release has been verified and refills are done (tests, benchmarks)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     @contextlib.asynccontextmanager
     async def sandbox(self) -> AsyncIterator[Sandbox]:
@@ -151,9 +166,8 @@ class SandboxPool:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        victims = list(self._out | self._recycling)
-        while not self._ready.empty():
-            victims.append(self._ready.get_nowait())
+        victims = [*self._out, *self._recycling, *self._ready]
         self._out.clear()
         self._recycling.clear()
+        self._ready.clear()
         await asyncio.gather(*(sb.close() for sb in victims), return_exceptions=True)

@@ -1,0 +1,43 @@
+"""``tasks``: list tasks, splits and availability."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from intercode_agents.cli.app import app, console, friendly
+
+
+@app.command("tasks")
+@friendly
+def tasks(
+    env: Annotated[str, typer.Argument(help="bash, sql, python or ctf.")],
+    select: Annotated[str | None, typer.Option("--tasks", "-t", help="Task selector (see below).")] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Include unavailable tasks.")] = False,
+    limit: Annotated[int, typer.Option(help="Rows to show (0: all).")] = 20,
+) -> None:
+    """List an env's tasks, its splits, and which tasks cannot run here (and why).
+
+    Selector: comma-separated split names (fs1, test, mini, spider, ...), task ids, id globs
+    (bash/fs1/*) and key=value filters (hardness=easy, db=poker_player, tag=Forensics).
+
+    Examples:
+      intercode-agents tasks bash --tasks test
+      intercode-agents tasks sql --tasks "spider,hardness=extra" --limit 0
+      intercode-agents tasks ctf --all
+    """
+    from intercode_agents.datasets import select_tasks, split_names
+
+    chosen = select_tasks(env, select, include_unavailable=show_all)
+    console.print(f"[bold]{env}[/] splits: {', '.join(split_names(env))}")
+    table = Table("id", "group", "question", "status")
+    shown = chosen if limit <= 0 else chosen[:limit]
+    for task in shown:
+        group = " ".join(f"{k}={v}" for k, v in task.group.items())
+        status = f"[red]unavailable: {task.unavailable}[/]" if task.unavailable else "ok"
+        table.add_row(task.id, group, task.query[:80], status)
+    console.print(table)
+    unavailable = sum(1 for t in chosen if t.unavailable)
+    console.print(f"{len(chosen)} tasks selected ({unavailable} unavailable); showing {len(shown)}")

@@ -1,0 +1,73 @@
+"""Envs whose episodes each get their own pristine sandbox from a shared, verified pool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from intercode_agents.envs.base import Env
+from intercode_agents.envs.pools import close_pool, open_pool
+from intercode_agents.images import image_ref
+from intercode_agents.sandbox import ExecResult, Sandbox, SandboxPool
+
+
+def timeout_note(result: ExecResult, timeout: float) -> str:
+    """The marker appended to an observation whose command hit its deadline."""
+    if not result.timed_out:
+        return ""
+    note = f"\n[timed out after {timeout:g}s"
+    return note + ("; the session was restarted]" if result.restarted else "]")
+
+
+class PooledEnv(Env):
+    """Keeps one sandbox per episode; pools are opened lazily per image and shared across envs."""
+
+    default_image: str = "bash"  # the image of tool mode (an env used with no task)
+
+    def __init__(
+        self, *, pool_size: int = 1, sandbox_options: dict[str, Any] | None = None, **kw: Any
+    ) -> None:
+        super().__init__(**kw)
+        self.pool_size = pool_size
+        self.sandbox_options = dict(sandbox_options or {})
+        self._pools: dict[str, SandboxPool] = {}
+        self.sandbox: Sandbox | None = None
+        self._sandbox_pool: SandboxPool | None = None
+
+    async def pool(self, image: str) -> SandboxPool:
+        if image not in self._pools:
+            self._pools[image] = await open_pool(image_ref(image), self.pool_size, **self.sandbox_options)
+        return self._pools[image]
+
+    async def take_sandbox(self, image: str) -> Sandbox:
+        """Hand back the current sandbox (if any) and take a pristine one of ``image``."""
+        await self.return_sandbox()
+        pool = await self.pool(image)
+        self.sandbox = await pool.acquire()
+        self._sandbox_pool = pool
+        return self.sandbox
+
+    async def return_sandbox(self) -> None:
+        sb, pool = self.sandbox, self._sandbox_pool
+        self.sandbox = self._sandbox_pool = None
+        if sb is not None and pool is not None:
+            await pool.release(sb)
+
+    async def borrow(self, image: str) -> tuple[Sandbox, SandboxPool]:
+        """A second pristine sandbox (for the gold), to be given back with ``pool.release``."""
+        pool = await self.pool(image)
+        return await pool.acquire(), pool
+
+    async def ensure_tool_mode(self) -> None:
+        """An env used before any reset is a live sandbox of its default image."""
+        if self.sandbox is None:
+            await self.take_sandbox(self.default_image)
+            await self.on_tool_mode()
+
+    async def on_tool_mode(self) -> None:
+        """Start the session of tool mode."""
+
+    async def close(self) -> None:
+        await self.return_sandbox()
+        pools, self._pools = self._pools, {}
+        for pool in pools.values():
+            await close_pool(pool)

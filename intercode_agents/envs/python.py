@@ -1,0 +1,117 @@
+"""The Python env: MBPP functions written in a persistent REPL and checked by the task's asserts.
+
+The REPL is a JSON-lines helper in the sandbox that keeps its globals between steps; each episode
+starts a new helper process (fresh globals) in a verified-pristine sandbox. ``submit NAME`` names the
+agent's function; the task's tests run against it (aliased to the expected name when they differ), and
+against the gold solution in its own pristine sandbox, each test under its own timeout.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from intercode_agents.datasets import Task
+from intercode_agents.envs.base import ActionResult
+from intercode_agents.envs.pooled import PooledEnv
+from intercode_agents.rewards import RewardResult, TestOutcome, python_reward
+from intercode_agents.sandbox import JsonSession, Sandbox
+
+HELPER = ["python3", "/opt/intercode/pyrepl.py"]
+TEST_TIMEOUT = 10.0
+
+
+def _outcomes(reply: dict[str, Any], n: int) -> list[TestOutcome]:
+    results = reply.get("results") if reply.get("ok") else None
+    if not isinstance(results, list) or len(results) != n:
+        error = str(reply.get("error") or "the tests could not run")
+        return [TestOutcome(passed=False, error=error, timed_out=bool(reply.get("timed_out")))] * n
+    return [TestOutcome(bool(r.get("passed")), r.get("error"), bool(r.get("timed_out"))) for r in results]
+
+
+def alias_line(submitted: str, expected: str | None) -> str:
+    """Setup code that makes the tests' function name point at the agent's function."""
+    name = submitted.strip().strip("`'\"").removesuffix("()").strip()
+    if expected and name.isidentifier() and name != expected:
+        return f"\n{expected} = {name}\n"
+    return ""
+
+
+class PythonEnv(PooledEnv):
+    name = "python"
+    language = "python"
+    default_image = "python"
+    submit_takes_argument = True
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.repl: JsonSession | None = None
+        self._gold_cache: dict[str, list[TestOutcome]] = {}
+
+    def task_prompt(self, task: Task) -> str:
+        entry = task.meta.get("entry_point")
+        if self.reward_mode == "strict" and entry:
+            return f"{task.query}\nThe function must be named `{entry}`."
+        return task.query
+
+    async def _start_repl(self, sb: Sandbox) -> JsonSession:
+        return await sb.json_session(HELPER, ready_timeout=60)
+
+    async def _prepare(self, task: Task) -> None:
+        sb = await self.take_sandbox(task.image)
+        self.repl = await self._start_repl(sb)
+
+    async def on_tool_mode(self) -> None:
+        assert self.sandbox is not None
+        self.repl = await self._start_repl(self.sandbox)
+
+    async def _execute(self, action: str) -> ActionResult:
+        await self.ensure_tool_mode()
+        assert self.repl is not None
+        reply = await self.repl.request(
+            {"op": "exec", "code": action, "timeout": self.action_timeout, "max_output": 1 << 20},
+            timeout=self.action_timeout,
+        )
+        output = str(reply.get("output") or "")
+        error = reply.get("error")
+        if error and error not in output:
+            output = f"{output}{'' if not output or output.endswith(chr(10)) else chr(10)}{error}"
+        if reply.get("timed_out"):
+            output += f"\n[timed out after {self.action_timeout:g}s]"
+        return ActionResult(
+            observation=output,
+            exit_code=0 if reply.get("ok") and not error else 1,
+            errored=bool(error) or not reply.get("ok"),
+            timed_out=bool(reply.get("timed_out")),
+            output_truncated=bool(reply.get("truncated")),
+        )
+
+    async def _run_tests(self, repl: JsonSession, task: Task, extra_setup: str = "") -> list[TestOutcome]:
+        tests = list(task.meta.get("tests") or [])
+        setup = str(task.meta.get("test_setup_code") or "") + extra_setup
+        reply = await repl.request(
+            {"op": "run_tests", "setup": setup, "tests": tests, "timeout": TEST_TIMEOUT},
+            timeout=TEST_TIMEOUT * (len(tests) + 1),
+        )
+        return _outcomes(reply, len(tests))
+
+    async def _gold(self, task: Task) -> list[TestOutcome]:
+        if task.id not in self._gold_cache:
+            sb, pool = await self.borrow(task.image)
+            try:
+                repl = await self._start_repl(sb)
+                await repl.request({"op": "exec", "code": task.gold, "timeout": 60}, timeout=60)
+                self._gold_cache[task.id] = await self._run_tests(repl, task)
+            finally:
+                await pool.release(sb)
+        return self._gold_cache[task.id]
+
+    async def _score(self, submission: str) -> RewardResult:
+        task = self._require_task()
+        assert self.repl is not None
+        tests = list(task.meta.get("tests") or [])
+        agent = await self._run_tests(self.repl, task, alias_line(submission, task.meta.get("entry_point")))
+        return python_reward(tests, agent, await self._gold(task), self.reward_mode)
+
+    async def close(self) -> None:
+        self.repl = None
+        await super().close()

@@ -1,0 +1,129 @@
+"""The SQL env: Spider (and WikiSQL, and the project's mini set) on a read-only MariaDB.
+
+One MariaDB container serves every SQL env of the event loop; the agent reaches it only through the
+in-container JSON-lines helper (a unix-socket client), never through a port. Each episode gets a new
+helper process, hence a new connection: the account is read-only, so a fresh connection is a pristine
+state. The gold query runs on its own fresh connection. Results come back as rows with column names,
+under a row cap and a per-query timeout.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from intercode_agents.datasets import Task
+from intercode_agents.envs.base import ActionResult, Env
+from intercode_agents.envs.pools import close_shared, open_shared
+from intercode_agents.errors import SessionDied
+from intercode_agents.images import image_ref
+from intercode_agents.rewards import RewardResult, SqlOutcome, sql_reward
+from intercode_agents.sandbox import JsonSession, Sandbox
+
+HELPER = ["python3", "/opt/intercode/sqlhelper.py"]
+SCORE_ROW_CAP = 100_000  # rows kept for scoring; the observation shows fewer
+
+
+def render_rows(rows: list[list[Any]], limit: int) -> str:
+    """Rows as the original showed them: a Python list of tuples."""
+    shown = [tuple(r) for r in rows[:limit]]
+    text = repr(shown)
+    if len(rows) > limit:
+        text += f"\n[... {len(rows) - limit} more rows not shown]"
+    return text
+
+
+class SqlEnv(Env):
+    name = "sql"
+    language = "sql"
+
+    def __init__(self, *, image: str = "sql", max_rows_shown: int = 100, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.image = image
+        self.max_rows_shown = max_rows_shown
+        self.server: Sandbox | None = None
+        self.session: JsonSession | None = None
+        self.db: str | None = None
+        self._last: SqlOutcome = SqlOutcome(rows=None, error="no query was run")
+        self._gold_cache: dict[str, SqlOutcome] = {}
+
+    async def start(self) -> None:
+        if self.server is None:
+            self.server = await open_shared(image_ref(self.image))
+
+    async def _new_session(self, db: str | None) -> JsonSession:
+        await self.start()
+        assert self.server is not None
+        session = await self.server.json_session(HELPER, ready_timeout=90)
+        if db:
+            reply = await session.request({"op": "use", "db": db}, timeout=10)
+            if not reply.get("ok"):
+                await self.server.forget(session)
+                raise SessionDied(f"cannot select database {db!r}: {reply.get('error')}")
+        return session
+
+    async def _prepare(self, task: Task) -> None:
+        await self._drop_session()
+        self.db = task.meta.get("db")
+        self.session = await self._new_session(self.db)
+        self._last = SqlOutcome(rows=None, error="no query was run")
+
+    async def query(self, session: JsonSession, sql: str, *, max_rows: int) -> dict[str, Any]:
+        return await session.request(
+            {"op": "query", "sql": sql, "timeout": self.action_timeout, "max_rows": max_rows},
+            timeout=self.action_timeout,
+        )
+
+    async def _execute(self, action: str) -> ActionResult:
+        if self.session is None:  # tool mode: a live read-only server, no database selected
+            self.session = await self._new_session(None)
+        reply = await self.query(self.session, action, max_rows=SCORE_ROW_CAP)
+        if not reply.get("ok"):
+            error = str(reply.get("error") or "the query failed")
+            self._last = SqlOutcome(rows=None, error=error)
+            note = f"\n[timed out after {self.action_timeout:g}s]" if reply.get("timed_out") else ""
+            return ActionResult(
+                f"Error: {error}{note}", exit_code=1, errored=True, timed_out=bool(reply.get("timed_out"))
+            )
+        rows = reply.get("rows")
+        columns = reply.get("columns") or []
+        if rows is None or not columns:  # a statement without a result set (USE, SET, ...)
+            self._last = SqlOutcome(rows=None)
+            return ActionResult(f"OK ({reply.get('rowcount', 0)} rows affected)", exit_code=0)
+        self._last = SqlOutcome(rows=[tuple(r) for r in rows])
+        return ActionResult(
+            render_rows(rows, self.max_rows_shown),
+            exit_code=0,
+            output_truncated=bool(reply.get("truncated")),
+        )
+
+    async def _gold(self, task: Task) -> SqlOutcome:
+        if task.id not in self._gold_cache:
+            session = await self._new_session(task.meta.get("db"))
+            try:
+                reply = await self.query(session, task.gold, max_rows=SCORE_ROW_CAP)
+            finally:
+                assert self.server is not None
+                await self.server.forget(session)
+            if reply.get("ok"):
+                rows = reply.get("rows")
+                self._gold_cache[task.id] = SqlOutcome(
+                    rows=[tuple(r) for r in rows] if rows is not None else None
+                )
+            else:
+                self._gold_cache[task.id] = SqlOutcome(rows=None, error=str(reply.get("error")))
+        return self._gold_cache[task.id]
+
+    async def _score(self, submission: str) -> RewardResult:
+        task = self._require_task()
+        return sql_reward(self._last, await self._gold(task), task.gold, self.reward_mode)
+
+    async def _drop_session(self) -> None:
+        session, self.session = self.session, None
+        if session is not None and self.server is not None:
+            await self.server.forget(session)
+
+    async def close(self) -> None:
+        await self._drop_session()
+        server, self.server = self.server, None
+        if server is not None:
+            await close_shared(server)
