@@ -1,0 +1,41 @@
+#!/bin/bash
+# Build step of the SQL image: initialise the data directory with this image's settings, load
+# every dump in /tmp/dumps (in name order), create the read-only account `agent`, shut down.
+set -euo pipefail
+
+rm -rf /var/lib/mysql/*
+mariadb-install-db --user=mysql --datadir=/var/lib/mysql --skip-test-db \
+    --auth-root-authentication-method=socket > /dev/null
+
+mariadbd --user=mysql &
+server_pid=$!
+for _ in $(seq 120); do
+    mariadb-admin ping --silent 2> /dev/null && break
+    sleep 0.5
+done
+mariadb-admin ping --silent
+
+for dump in /tmp/dumps/*.sql; do
+    echo "loading ${dump##*/}"
+    mariadb < "$dump"
+    # The InterCode dumps create an all-powerful 'admin'@'%' account; the sandbox does not keep it.
+    mariadb -e "DROP USER IF EXISTS 'admin'@'%'"
+done
+
+# The agent reads: SELECT and SHOW VIEW on each task database, SHOW DATABASES; nothing else
+# (no writes, no temporary tables, no access to the system schemas).
+mariadb <<'SQL'
+CREATE USER 'agent'@'localhost' IDENTIFIED BY '';
+GRANT SHOW DATABASES ON *.* TO 'agent'@'localhost';
+SQL
+mariadb -N -e "SELECT schema_name FROM information_schema.schemata
+               WHERE schema_name NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')" \
+    | while read -r db; do
+        mariadb -e "GRANT SELECT, SHOW VIEW ON \`${db}\`.* TO 'agent'@'localhost'"
+    done
+mariadb -e "FLUSH PRIVILEGES; SET GLOBAL innodb_fast_shutdown = 0"
+mariadb -N -e "SELECT CONCAT(COUNT(*), ' databases loaded') FROM information_schema.schemata
+               WHERE schema_name NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')"
+
+mariadb-admin shutdown
+wait "$server_pid"

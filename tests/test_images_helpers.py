@@ -1,0 +1,196 @@
+"""The in-container JSON-lines helpers (pyrepl, sqlhelper), driven over `docker run -i`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from intercode_agents.errors import DatasetError, EngineUnavailable
+from intercode_agents.images import build_images, image_ref
+
+RUN = ["docker", "run", "-i", "--rm", "--network", "none", "--label", "intercode-agents=1"]
+
+
+class Helper:
+    """One helper process: send a request, read exactly one response line."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.ready = self._read()
+
+    def _read(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line, "the helper closed its output"
+        return json.loads(line)
+
+    def raw(self, line: str) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def __call__(self, **request: Any) -> dict[str, Any]:
+        return self.raw(json.dumps(request))
+
+    def close(self) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        return self.proc.wait(timeout=30)
+
+
+def _ensure_image(name: str) -> str:
+    try:
+        build_images([name], log=lambda line: None)
+    except (EngineUnavailable, DatasetError) as exc:
+        pytest.skip(f"cannot build {name}: {exc}")
+    return image_ref(name)
+
+
+@pytest.fixture(scope="module")
+def repl() -> Iterator[Helper]:
+    helper = Helper([*RUN, _ensure_image("python"), "python3", "/opt/intercode/pyrepl.py"])
+    yield helper
+    assert helper.close() == 0
+
+
+@pytest.fixture(scope="module")
+def sql() -> Iterator[Helper]:
+    start = "mariadbd > /dev/null 2>&1 & exec python3 /opt/intercode/sqlhelper.py"
+    helper = Helper([*RUN, _ensure_image("sql"), "bash", "-c", start])
+    yield helper
+    helper.close()
+
+
+# --- pyrepl -------------------------------------------------------------------------------------
+
+
+def test_repl_is_ready_and_echoes_ids(repl: Helper) -> None:
+    assert repl.ready["ready"] is True and repl.ready["helper"] == "pyrepl"
+    assert repl(op="ping", id=17) == {"ok": True, "id": 17}
+
+
+def test_repl_keeps_state_and_echoes_the_last_expression(repl: Helper) -> None:
+    assert repl(op="exec", code="x = 41\nprint('set')")["output"] == "set\n"
+    out = repl(op="exec", code="x + 1")
+    assert out["ok"] and out["output"] == "42\n" and out["error"] is None
+    assert repl(op="exec", code="None")["output"] == ""  # None is not echoed, as in a REPL
+
+
+def test_repl_reports_the_last_traceback_line(repl: Helper) -> None:
+    out = repl(op="exec", code="def f():\n    return undefined_name\nf()")
+    assert out["ok"] is False
+    assert out["error"] == "NameError: name 'undefined_name' is not defined"
+    assert "Traceback" in out["output"] and "in f" in out["output"]
+
+
+def test_repl_stops_a_runaway_loop_and_lives(repl: Helper) -> None:
+    out = repl(
+        op="exec",
+        code="while True:\n    try:\n        pass\n    except BaseException:\n        pass",
+        timeout=1,
+    )
+    assert out["timed_out"] is True and out["ok"] is False
+    assert "timed out after 1 s" in out["error"]
+    assert repl(op="exec", code="x")["output"] == "41\n"
+
+
+def test_repl_captures_all_output_in_order_and_caps_it(repl: Helper) -> None:
+    code = "import os, sys\nprint('a')\nos.system('echo b')\nprint('c', file=sys.stderr)\ninput()"
+    out = repl(op="exec", code=code)
+    assert out["output"].startswith("a\nb\nc\n")  # fd-level writes land in the output, not on the stream
+    assert out["error"] == "EOFError: EOF when reading a line"  # stdin is not the request stream
+    capped = repl(op="exec", code="print('y' * 5000)", max_output=100)
+    assert capped["truncated"] is True and "truncated" in capped["output"] and len(capped["output"]) < 200
+
+
+def test_repl_runs_tests_each_under_a_timeout(repl: Helper) -> None:
+    repl(op="exec", code="def add(a, b):\n    return a + b")
+    tests = ["assert add(1, 2) == 3", "assert add(1, 1) == 3", "assert loop()"]
+    out = repl(op="run_tests", setup="def loop():\n    while True: pass", tests=tests, timeout=0.5)
+    assert [r["passed"] for r in out["results"]] == [True, False, False]
+    assert out["results"][1]["error"] == "AssertionError"
+    assert out["results"][2]["timed_out"] is True
+    assert repl(op="exec", code="'loop' in globals()")["output"] == "False\n"  # tests ran in a copy
+
+
+def test_repl_eval_reset_and_bad_requests(repl: Helper) -> None:
+    assert repl(op="eval", expr="sorted({'b', 'a'})")["value"] == "['a', 'b']"
+    assert repl(op="reset") == {"ok": True}
+    assert repl(op="exec", code="x")["error"] == "NameError: name 'x' is not defined"
+    assert repl.raw("{not json")["error"].startswith("bad JSON")
+    assert "unknown op 'fly'" in repl(op="fly")["error"]
+    assert "needs 'code'" in repl(op="exec")["error"]
+    assert "'timeout'" in repl(op="exec", code="1", timeout=-1)["error"]
+
+
+# --- sqlhelper ----------------------------------------------------------------------------------
+
+
+def test_sql_is_ready_as_agent(sql: Helper) -> None:
+    assert sql.ready["ready"] is True and sql.ready["user"] == "agent"
+
+
+def test_sql_spider_query_returns_named_columns(sql: Helper) -> None:
+    assert sql(op="use", db="concert_singer") == {"ok": True, "db": "concert_singer"}
+    out = sql(op="query", sql="SELECT Name, Country FROM singer ORDER BY Singer_ID LIMIT 2")
+    assert out["ok"] and out["columns"] == ["Name", "Country"]
+    assert out["rows"] == [["Joe Sharp", "Netherlands"], ["Timbaland", "United States"]]
+    count = sql(op="query", sql="SELECT count(*) FROM singer")  # the database stays selected
+    assert count["rows"] == [[6]]
+
+
+def test_sql_refuses_writes_and_temporary_tables(sql: Helper) -> None:
+    sql(op="use", db="concert_singer")
+    out = sql(op="query", sql="DELETE FROM singer")
+    assert out["ok"] is False and out["errno"] == 1142
+    assert out["error"].startswith("the database is read-only for the agent: DELETE command denied")
+    temp = sql(op="query", sql="CREATE TEMPORARY TABLE t (a int)")
+    assert temp["ok"] is False and "read-only" in temp["error"]
+    assert sql(op="query", sql="SELECT count(*) FROM singer")["rows"] == [[6]]
+
+
+def test_sql_caps_rows_but_counts_them(sql: Helper) -> None:
+    out = sql(op="query", sql="SELECT ID FROM world_1.city ORDER BY ID", max_rows=3)
+    assert out["rows"] == [[1], [2], [3]] and out["truncated"] is True and out["rowcount"] == 4079
+
+
+def test_sql_times_out_and_keeps_serving(sql: Helper) -> None:
+    out = sql(
+        op="query", sql="SELECT count(*) FROM world_1.city a, world_1.city b, world_1.city c", timeout=0.5
+    )
+    assert out["timed_out"] is True and out["ok"] is False and "timed out after 0.5 s" in out["error"]
+    assert sql(op="query", sql="SELECT 1 AS one")["rows"] == [[1]]
+
+
+def test_sql_several_statements_and_errors(sql: Helper) -> None:
+    out = sql(op="query", sql="USE pets_1; SELECT DATABASE() AS db;")
+    assert out["columns"] == ["db"] and out["rows"] == [["pets_1"]]
+    bad = sql(op="query", sql="SELEC 1")
+    assert bad["ok"] is False and bad["errno"] == 1064 and "SQL syntax" in bad["error"]
+    assert sql(op="use", db="no_such_db")["error"] == "Unknown database 'no_such_db'"
+    values = sql(
+        op="query", sql="SELECT CAST(1.50 AS DECIMAL(4,2)), DATE('2020-01-02'), CAST('10:30' AS TIME)"
+    )
+    assert values["rows"] == [[1.5, "2020-01-02", "10:30:00"]]
+
+
+def test_sql_helper_says_when_the_server_never_comes() -> None:
+    argv = [
+        *RUN,
+        "-e",
+        "INTERCODE_SQL_WAIT_S=1",
+        _ensure_image("sql"),
+        "python3",
+        "/opt/intercode/sqlhelper.py",
+    ]
+    done = subprocess.run(argv, input="", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    (line,) = done.stdout.splitlines()
+    message = json.loads(line)
+    assert message["ready"] is False
+    assert "did not accept a connection for 'agent'" in message["error"]
