@@ -1,51 +1,34 @@
 """The Bash env: NL2Bash tasks on prepared file systems, scored by file-system changes and output.
 
-Actions run in a persistent bash session exactly as written. At scoring time the gold command runs
-in its own pristine sandbox of the same image (kept for the episode, so Try Again can re-score every
-turn cheaply), and both containers are compared: Docker's change list, content digests of the changed
-paths, and the TF-IDF similarity of the outputs (see :mod:`intercode_agents.rewards.bash`).
+Actions run in a persistent bash session exactly as written. At scoring time the agent's sandbox is
+compared with the gold's effect on a pristine sandbox of the same image: Docker's change lists,
+digests of the changed paths, and the TF-IDF similarity of the outputs (see
+:mod:`intercode_agents.rewards.bash`). The gold's effect and the image's digests are facts cached
+per process (:mod:`intercode_agents.envs.bash_facts`); a gold too large to cache runs in a sandbox of
+its own at every scoring instead.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import Any
 
 from intercode_agents.datasets import Task
 from intercode_agents.envs.base import ActionResult
+from intercode_agents.envs.bash_facts import MISSING, GoldFacts, changes_of, gold_facts, probe, split_request
 from intercode_agents.envs.pooled import PooledEnv, timeout_note
 from intercode_agents.rewards import (
     BashSide,
-    FsChange,
     PathDigest,
     ProbeRequest,
     RewardResult,
     bash_reward,
-    parse_probe_output,
     paths_to_probe,
-    probe_command,
 )
-from intercode_agents.sandbox import Sandbox, SandboxPool, ShellSession
+from intercode_agents.sandbox import ShellSession
 
-
-@dataclass
-class _Gold:
-    sandbox: Sandbox
-    pool: SandboxPool
-    changes: tuple[FsChange, ...]
-    output: str | None
-
-
-async def changes_of(sb: Sandbox) -> tuple[FsChange, ...]:
-    return tuple(FsChange(c.path, c.kind) for c in await sb.diff())
-
-
-async def probe(sb: Sandbox, request: ProbeRequest) -> dict[str, PathDigest]:
-    if not len(request):
-        return {}
-    result = await sb.exec(probe_command(request), timeout=120, output_cap=64 << 20)
-    return parse_probe_output(result.output)
+_GOLD_FACTS: dict[tuple[str, str], GoldFacts] = {}  # (image id, gold command) -> facts
+_IMAGE_DIGESTS: dict[str, dict[tuple[str, bool], PathDigest]] = {}  # image id -> (path, deep) -> digest
 
 
 class BashEnv(PooledEnv):
@@ -56,10 +39,8 @@ class BashEnv(PooledEnv):
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
         self.shell: ShellSession | None = None
-        self._gold: _Gold | None = None
 
     async def _prepare(self, task: Task) -> None:
-        await self._drop_gold()
         sb = await self.take_sandbox(task.image)
         self.shell = await sb.shell()
 
@@ -80,53 +61,80 @@ class BashEnv(PooledEnv):
             duration_s=r.duration_s,
         )
 
-    async def _gold_side(self, task: Task) -> _Gold:
-        if self._gold is None:
-            sb, pool = await self.borrow(task.image)
-            try:
-                r = await sb.exec(["bash", "-c", task.gold], timeout=max(self.action_timeout, 60))
-                output = None if r.timed_out else r.output
-                self._gold = _Gold(sb, pool, await changes_of(sb), output)
-            except BaseException:
-                await pool.release(sb, dirty=True)
-                raise
-        return self._gold
+    async def _facts(self, task: Task) -> GoldFacts | None:
+        """The gold's facts on this task's image (computed once per process)."""
+        pool = await self.pool(task.image)
+        sb = await pool.acquire()
+        key = (sb.image_id or task.image, task.gold)
+        try:
+            if key not in _GOLD_FACTS:
+                facts = await gold_facts(sb, task.gold, max(self.action_timeout, 60))
+                if facts is None:
+                    return None
+                _GOLD_FACTS[key] = facts
+            return _GOLD_FACTS[key]
+        finally:
+            await pool.release(sb)  # reused only if verified pristine
+
+    async def _image_digests(
+        self, task: Task, wanted: list[tuple[str, bool]]
+    ) -> dict[tuple[str, bool], PathDigest]:
+        """Digests of the ``wanted`` (path, deep) pairs in the pristine image (cached per image)."""
+        pool = await self.pool(task.image)
+        sb = await pool.acquire()
+        try:
+            cache = _IMAGE_DIGESTS.setdefault(sb.image_id or task.image, {})
+            missing = [w for w in wanted if w not in cache]
+            if missing:
+                request = ProbeRequest(
+                    deep=tuple(p for p, d in missing if d), shallow=tuple(p for p, d in missing if not d)
+                )
+                found = await probe(sb, request)
+                for path, deep in missing:
+                    cache[(path, deep)] = found.get(path, MISSING)
+            return cache
+        finally:
+            await pool.release(sb)
 
     async def _score(self, submission: str) -> RewardResult:
         task = self._require_task()
         assert self.sandbox is not None
-        gold = await self._gold_side(task)
+        facts = await self._facts(task)
+        if facts is None:
+            return await self._score_with_live_gold(task, submission)
         agent_changes = await changes_of(self.sandbox)
-        request = paths_to_probe(agent_changes, gold.changes, self.reward_mode)
-        agent_digests, gold_digests = await asyncio.gather(
-            probe(self.sandbox, request), probe(gold.sandbox, request)
-        )
-        base = await self._base_digests(task, request) if _has_modified(agent_changes, gold.changes) else None
+        request = paths_to_probe(agent_changes, facts.changes, self.reward_mode)
+        wanted = list(split_request(request))
+        agent_digests = await probe(self.sandbox, request)
+        base = await self._image_digests(task, wanted) if wanted else {}
+        gold_digests = {p: facts.derive(p, deep, base) or MISSING for p, deep in wanted}
+        base_digests = {p: base.get((p, deep), MISSING) for p, deep in wanted}
         return bash_reward(
             BashSide(agent_changes, agent_digests, submission),
-            BashSide(gold.changes, gold_digests, gold.output),
+            BashSide(facts.changes, gold_digests, facts.output),
             self.reward_mode,
-            base_digests=base,
+            base_digests=base_digests,
         )
 
-    async def _base_digests(self, task: Task, request: ProbeRequest) -> dict[str, PathDigest]:
-        """The same paths in a pristine sandbox, so a file only touched (not changed) drops out."""
+    async def _score_with_live_gold(self, task: Task, submission: str) -> RewardResult:
+        """For a gold that changes too much to cache: run it in a sandbox of its own and probe both."""
+        assert self.sandbox is not None
         sb, pool = await self.borrow(task.image)
         try:
-            return await probe(sb, request)
+            r = await sb.exec(["bash", "-c", task.gold], timeout=max(self.action_timeout, 60))
+            gold_changes, agent_changes = await changes_of(sb), await changes_of(self.sandbox)
+            request = paths_to_probe(agent_changes, gold_changes, self.reward_mode)
+            agent_digests, gold_digests = await asyncio.gather(
+                probe(self.sandbox, request), probe(sb, request)
+            )
         finally:
             await pool.release(sb)
-
-    async def _drop_gold(self) -> None:
-        gold, self._gold = self._gold, None
-        if gold is not None:
-            await gold.pool.release(gold.sandbox)  # reused only if verified pristine
+        return bash_reward(
+            BashSide(agent_changes, agent_digests, submission),
+            BashSide(gold_changes, gold_digests, None if r.timed_out else r.output),
+            self.reward_mode,
+        )
 
     async def close(self) -> None:
-        await self._drop_gold()
         self.shell = None
         await super().close()
-
-
-def _has_modified(*sides: tuple[FsChange, ...]) -> bool:
-    return any(c.kind == "C" for side in sides for c in side)

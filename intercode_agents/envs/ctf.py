@@ -25,7 +25,6 @@ class CtfEnv(BashEnv):
     async def _prepare(self, task: Task) -> None:
         if task.unavailable:
             raise UnknownTask(f"task {task.id} cannot run here: {task.unavailable}")
-        await self._drop_gold()
         sb = await self.take_sandbox(task.image)
         asset_dir = task.meta.get("asset_dir")
         if asset_dir:
