@@ -1,0 +1,140 @@
+"""The strategy base class: one episode of a chat model against an env, recorded as a Trajectory.
+
+A strategy subclasses :class:`Strategy`, names itself, picks its prompts (``prompts/<name>.yaml``, or
+another strategy's through ``prompt_set``), optionally extends the config model, and implements
+:meth:`Strategy.solve`, which drives an :class:`~intercode_agents.strategies.episode.EpisodeRun`
+until the episode is submitted or the turns run out. :meth:`Strategy.run` does the rest: reset, prompt
+loading, a forced submit when ``solve`` returns without one, the episode deadline, and the outcome:
+
+- ``solved`` when the final reward is 1.0, ``failed`` otherwise;
+- ``env_error`` when the env raises (the message is in ``error``), ``model_error`` when the model
+  keeps failing, ``timeout`` when ``episode_timeout_s`` passes.
+
+Example::
+
+    strategy = get_strategy("react", max_turns=8)
+    async with make_env("bash") as env:
+        trajectory = await strategy.run(env, model, task_id="bash/mini/0")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from langchain_core.language_models import BaseChatModel
+
+from intercode_agents.envs.base import Env
+from intercode_agents.errors import ConfigError, UnknownTask
+from intercode_agents.strategies.config import StrategyConfig, build_config
+from intercode_agents.strategies.episode import EnvFailure, EpisodeRun, is_full
+from intercode_agents.strategies.model_calls import (
+    ModelCallFailed,
+    model_label,
+    model_settings,
+    resolve_model,
+)
+from intercode_agents.strategies.prompts import PromptSet, load_prompts
+from intercode_agents.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from intercode_agents.datasets import Task
+
+
+class Strategy(ABC):
+    """Base class of the prompting strategies (see the module docstring)."""
+
+    name: ClassVar[str]
+    config_model: ClassVar[type[StrategyConfig]] = StrategyConfig
+    templates: ClassVar[tuple[str, ...]] = ("system", "task")  # templates the prompt file must define
+    prompt_set: ClassVar[str | None] = None  # use the prompts of another strategy (default: ``name``)
+
+    def __init__(self, config: StrategyConfig | None = None, **settings: Any) -> None:
+        if config is not None and settings:
+            raise ConfigError("pass either a config object or keyword settings, not both")
+        if config is not None and not isinstance(config, self.config_model):
+            raise ConfigError(f"the {self.name} strategy takes a {self.config_model.__name__}")
+        self.config = config or build_config(self.config_model, self.name, settings)
+        self.prompts: PromptSet = load_prompts(self.prompt_set or self.name, self.config.prompt_file)
+        self.prompts.require(*self.templates)
+
+    @abstractmethod
+    async def solve(self, run: EpisodeRun) -> None:
+        """Drive the episode until it is submitted or ``run.turns_left`` is 0."""
+
+    def context(self) -> dict[str, Any]:
+        """Settings recorded in ``Trajectory.context`` (subclasses may add their own)."""
+        return {
+            "max_turns": self.config.max_turns,
+            "observation_limit": self.config.observation_limit,
+            "history_turns": self.config.history_turns,
+            "prompt_file": self.prompts.source,
+            "config": self.config.model_dump(),
+        }
+
+    async def run(
+        self,
+        env: Env,
+        model: BaseChatModel | str,
+        *,
+        task_id: str | None = None,
+        task: Task | None = None,
+        seed: int | None = None,
+        model_name: str | None = None,
+    ) -> Trajectory:
+        """Play one episode of ``task_id`` (or ``task``) on ``env`` with ``model``; never raises for
+        env or model failures (they become the outcome), only for bad arguments."""
+        chat_model = resolve_model(model)
+        started, clock = time.time(), time.perf_counter()
+        trajectory = Trajectory(
+            task_id=task.id if task is not None else task_id or "",
+            env=env.name,
+            strategy=self.name,
+            model=model_name or model_label(model),
+            model_settings=model_settings(chat_model),
+            seed=seed,
+            reward_mode=env.reward_mode,
+            context=self.context(),
+            started_at=started,
+        )
+        try:
+            async with asyncio.timeout(self.config.episode_timeout_s):
+                await self._play(env, chat_model, trajectory, task_id=task_id, task=task)
+        except TimeoutError:
+            trajectory.outcome = "timeout"
+            trajectory.error = f"the episode took longer than {self.config.episode_timeout_s:g} s"
+        except ModelCallFailed as exc:
+            trajectory.outcome, trajectory.error = "model_error", str(exc)
+        except EnvFailure as exc:
+            trajectory.outcome, trajectory.error = "env_error", str(exc)
+        else:
+            trajectory.outcome = "solved" if is_full(trajectory.reward) else "failed"
+        trajectory.duration_s = time.perf_counter() - clock
+        return trajectory
+
+    async def _play(
+        self,
+        env: Env,
+        model: BaseChatModel,
+        trajectory: Trajectory,
+        *,
+        task_id: str | None,
+        task: Task | None,
+    ) -> None:
+        try:
+            query, info = await env.reset(task_id, task=task)
+        except (ConfigError, UnknownTask):
+            raise
+        except Exception as exc:
+            raise EnvFailure(f"env reset failed: {type(exc).__name__}: {exc}") from exc
+        trajectory.task_id = info.get("task_id", trajectory.task_id)
+        trajectory.group = dict(info.get("group") or {})
+        trajectory.image_id = getattr(env, "image_id", None) or info.get("image")
+        run = EpisodeRun(
+            env=env, model=model, config=self.config, prompts=self.prompts, trajectory=trajectory, query=query
+        )
+        await self.solve(run)
+        if not env.done:
+            await run.submit(forced=True)

@@ -1,0 +1,45 @@
+"""The settings every strategy shares. Each one is recorded in ``Trajectory.context``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from intercode_agents.errors import ConfigError
+from intercode_agents.tools.observation import DEFAULT_OBSERVATION_LIMIT, MIN_OBSERVATION_LIMIT
+
+
+class StrategyConfig(BaseModel):
+    """Turn budget, context limits, retries and prompts of a strategy run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_turns: int = Field(default=10, ge=1, description="model turns (actions, invalid replies, submit)")
+    observation_limit: int = Field(
+        default=DEFAULT_OBSERVATION_LIMIT,
+        ge=MIN_OBSERVATION_LIMIT,
+        description="characters of each observation the model sees (head + tail)",
+    )
+    history_turns: int | None = Field(
+        default=None, ge=1, description="past turns kept in the model's context; None keeps them all"
+    )
+    demos: bool = Field(default=True, description="show the few-shot demo of the env in the system prompt")
+    model_retries: int = Field(default=3, ge=0, description="retries of a model call on transient errors")
+    retry_initial_wait_s: float = Field(default=1.0, ge=0)
+    retry_max_wait_s: float = Field(default=30.0, ge=0)
+    episode_timeout_s: float | None = Field(default=None, gt=0, description="wall-clock limit of an episode")
+    prompt_file: str | None = Field(default=None, description="a YAML file replacing the shipped prompts")
+
+
+def build_config(config_type: type[StrategyConfig], strategy: str, values: dict[str, Any]) -> StrategyConfig:
+    """Validate ``values`` for ``strategy``; any problem is a ConfigError listing the valid keys."""
+    try:
+        return config_type(**values)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or 'config'}: {error['msg']}"
+            for error in exc.errors()
+        )
+        known = ", ".join(config_type.model_fields)
+        raise ConfigError(f"bad {strategy} settings ({problems}); settings: {known}") from None

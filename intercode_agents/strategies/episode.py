@@ -1,0 +1,299 @@
+"""The state of one strategy run, and the operations every strategy is built from.
+
+An :class:`EpisodeRun` wraps an env that was just reset, the chat model and the strategy's prompts. It
+asks the model (with retries and token accounting), parses replies, runs actions, scores and submits,
+and records every turn as a :class:`~intercode_agents.trajectory.Step`. Env failures surface as
+:class:`EnvFailure` and model failures as :class:`~intercode_agents.strategies.model_calls.ModelCallFailed`,
+which the strategy base class turns into the trajectory's outcome.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langchain_core.prompts import PromptTemplate
+
+from intercode_agents.envs.base import Env
+from intercode_agents.errors import IntercodeError
+from intercode_agents.strategies.config import StrategyConfig
+from intercode_agents.strategies.model_calls import ModelReply, call_model
+from intercode_agents.strategies.parsing import InvalidReply, ParsedAction, ParseResult, parse_reply
+from intercode_agents.strategies.prompts import PromptSet
+from intercode_agents.tools.env_tools import TURN_LIMIT_NOTE, tool_language
+from intercode_agents.tools.observation import model_view
+from intercode_agents.trajectory import Step, Trajectory
+
+FULL_REWARD = 1.0 - 1e-6  # rewards assembled from float parts (0.33 * 3 + 0.01) may miss 1.0 by a hair
+_DEF = re.compile(r"^def\s+([A-Za-z_]\w*)\s*\(", re.MULTILINE)
+_FLAGS = (re.compile(r"picoCTF\{[^{}\s]+\}"), re.compile(r"[A-Za-z0-9_]+\{[^{}\s]+\}"))
+FORCED_SUBMIT = "the turn budget is spent: the episode is submitted as it stands"
+T = TypeVar("T")
+
+
+class EnvFailure(IntercodeError):
+    """The environment raised while a strategy drove it (reset, step, evaluate or submit)."""
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """What one model turn led to; ``feedback`` is the observation as the model should see it."""
+
+    kind: str  # the step's kind: "action" | "submit" | "invalid"
+    feedback: str
+    step: Step
+    reward: float | None = None
+    done: bool = False
+    from_parser: bool = False  # no action could be read: ``feedback`` is already the reply to the model
+
+
+def _fill(text: str, values: dict[str, Any]) -> str:
+    """Fill a per-env text; they are templates too (``{entry_point}``)."""
+    template = PromptTemplate.from_template(text)
+    return template.format(**{key: values.get(key, "") for key in template.input_variables})
+
+
+def is_full(reward: float | None) -> bool:
+    return reward is not None and reward >= FULL_REWARD
+
+
+class EpisodeRun:
+    """One episode driven by a strategy. Create it through :meth:`Strategy.run`."""
+
+    def __init__(
+        self,
+        *,
+        env: Env,
+        model: BaseChatModel,
+        config: StrategyConfig,
+        prompts: PromptSet,
+        trajectory: Trajectory,
+        query: str,
+    ) -> None:
+        self.env, self.model, self.config, self.prompts = env, model, config, prompts
+        self.trajectory = trajectory
+        self.turns_used = 0
+        self.turn_limit_reached = False
+        self.actions: list[str] = []
+        self.observations: list[str] = []
+        task = env.task
+        entry_point = str(task.meta.get("entry_point") or "") if task is not None else ""
+        texts = prompts.language(env.name)
+        self.values: dict[str, Any] = {
+            "query": query,
+            "language_name": texts.name,
+            "environment": "",
+            "submit": "",
+            "max_turns": config.max_turns,
+            "demo": prompts.demo_block(env.name) if config.demos else "",
+            "entry_point": entry_point,
+            "entry_point_note": "",
+            "run_tool": f"run_{tool_language(env)}",
+        }
+        self.values["environment"] = _fill(texts.environment, self.values)
+        self.values["submit"] = _fill(texts.submit, self.values)
+        if entry_point and texts.entry_point and f"`{entry_point}`" not in query:
+            self.values["entry_point_note"] = "\n" + _fill(texts.entry_point, self.values)
+
+    # -- budget ---------------------------------------------------------------------------------
+    @property
+    def turns_left(self) -> int:
+        return 0 if self.turn_limit_reached else max(self.config.max_turns - self.turns_used, 0)
+
+    @property
+    def done(self) -> bool:
+        return self.env.done
+
+    # -- prompts and the model ----------------------------------------------------------------
+    def render(self, name: str, **values: Any) -> str:
+        return self.prompts.render(name, **(self.values | {"turns_left": self.turns_left} | values))
+
+    def messages(
+        self,
+        history: Sequence[Sequence[BaseMessage]] = (),
+        *,
+        pinned: Sequence[BaseMessage] = (),
+        **values: Any,
+    ) -> list[BaseMessage]:
+        """System text, task, the ``pinned`` messages (a plan, say), then the last ``history_turns``
+        turns of ``history`` (one list of messages per turn)."""
+        window = list(history)
+        if self.config.history_turns is not None:
+            window = window[-self.config.history_turns :]
+        flat = [*pinned, *(message for turn in window for message in turn)]
+        filled = self.values | {"turns_left": self.turns_left} | values
+        return self.prompts.conversation().format_messages(**filled, history=flat)
+
+    async def ask(self, messages: Sequence[BaseMessage], model: Any = None) -> ModelReply:
+        """One model call (retried on transient errors); its tokens count towards the trajectory."""
+        reply = await call_model(
+            model if model is not None else self.model,
+            messages,
+            retries=self.config.model_retries,
+            initial_wait_s=self.config.retry_initial_wait_s,
+            max_wait_s=self.config.retry_max_wait_s,
+        )
+        self.trajectory.input_tokens += reply.input_tokens
+        self.trajectory.output_tokens += reply.output_tokens
+        return reply
+
+    def parse(self, text: str) -> ParseResult:
+        return parse_reply(text, language=self.env.name if self.env.name != "ctf" else "bash")
+
+    # -- turns ----------------------------------------------------------------------------------
+    async def take_turn(self, reply: ModelReply, *, score: bool = False) -> TurnResult:
+        """Parse ``reply`` and carry it out: an invalid step, a submit, or an action (scored if asked)."""
+        parsed = self.parse(reply.text)
+        if isinstance(parsed, InvalidReply):
+            return self.invalid(reply.text, parsed.reason, thought=parsed.thought, reply=reply)
+        return await self.carry_out(parsed, reply=reply, score=score)
+
+    async def carry_out(
+        self, parsed: ParsedAction, *, reply: ModelReply | None = None, score: bool = False
+    ) -> TurnResult:
+        if parsed.is_submit:
+            return await self.submit(parsed.submit_argument, thought=parsed.thought, reply=reply)
+        return await self.act(parsed.action, thought=parsed.thought, reply=reply, score=score)
+
+    def invalid(
+        self,
+        text: str,
+        reason: str,
+        *,
+        thought: str | None = None,
+        reply: ModelReply | None = None,
+        feedback: str | None = None,
+    ) -> TurnResult:
+        """Record a reply without a usable action; the feedback tells the model why."""
+        self.count_turn()
+        feedback = feedback if feedback is not None else self.render("invalid", reason=reason)
+        step = Step(
+            turn=self.turns_used,
+            kind="invalid",
+            action=text,
+            observation=feedback,
+            errored=True,
+            thought=thought,
+        )
+        return TurnResult("invalid", feedback, self.record(step, reply), from_parser=True)
+
+    async def act(
+        self, action: str, *, thought: str | None = None, reply: ModelReply | None = None, score: bool = False
+    ) -> TurnResult:
+        """Run ``action``; with ``score`` also evaluate the state it leaves (Try Again)."""
+        self.count_turn()
+        observation, _, _, turn_limit, info = await self._env_call("step", self.env.step(action))
+        self.turn_limit_reached = self.turn_limit_reached or turn_limit
+        kind = "invalid" if info.get("action_type") == "invalid" else "action"
+        if kind == "action":
+            self.actions.append(action)
+            self.observations.append(observation)
+        view = model_view(
+            observation,
+            self.config.observation_limit,
+            exit_code=info.get("exit_code"),
+            timed_out=bool(info.get("timed_out")),
+            notes=(TURN_LIMIT_NOTE,) if turn_limit else (),
+        )
+        reward = await self.evaluate() if score and kind == "action" else None
+        step = Step(
+            turn=self.turns_used,
+            kind=kind,
+            action=action,
+            observation=view.text,
+            exit_code=info.get("exit_code"),
+            errored=bool(info.get("errored")),
+            reward=reward,
+            duration_s=float(info.get("duration_s") or 0.0),
+            observation_truncated=view.truncated,
+            output_truncated=bool(info.get("output_truncated")),
+            timed_out=bool(info.get("timed_out")),
+            thought=thought,
+        )
+        return TurnResult(kind, view.text, self.record(step, reply), reward=reward)
+
+    async def evaluate(self) -> float:
+        """The reward of the current state, as if submitted now; the episode goes on."""
+        candidate = self.submission_candidate()
+        if self.env.submit_takes_argument and not candidate:
+            return 0.0  # no function defined or no flag seen yet: nothing to score
+        result = await self._env_call("evaluate", self.env.evaluate(candidate))
+        return float(result.reward)
+
+    async def submit(
+        self,
+        argument: str | None = None,
+        *,
+        thought: str | None = None,
+        reply: ModelReply | None = None,
+        forced: bool = False,
+    ) -> TurnResult:
+        """End the episode. A model's own submit uses a turn; a forced one (budget spent) does not."""
+        if not forced:
+            self.count_turn()
+        if not argument and self.env.submit_takes_argument:
+            argument = self.submission_candidate()
+        action = f"submit {argument}" if argument else "submit"
+        observation, reward, _, _, info = await self._env_call("submit", self.env.step(action))
+        step = Step(
+            turn=self.turns_used + (1 if forced else 0),
+            kind="submit",
+            action=action,
+            observation=observation,
+            reward=reward,
+            duration_s=float(info.get("duration_s") or 0.0),
+            thought=thought or (FORCED_SUBMIT if forced else None),
+        )
+        self.finish(reward, info)
+        return TurnResult("submit", observation, self.record(step, reply), reward=reward, done=True)
+
+    def finish(self, reward: float, info: dict[str, Any]) -> None:
+        """Store the final reward of a submit (also used by strategies that submit through tools)."""
+        self.trajectory.reward = float(reward)
+        parts = dict(info.get("reward_parts") or {})
+        if info.get("corrupt"):
+            parts["corrupt"] = True
+            self.trajectory.error = (
+                "the task's gold answer itself fails, so the episode is unscored (corrupt)"
+            )
+        self.trajectory.reward_parts = parts
+
+    def submission_candidate(self) -> str | None:
+        """What a submit without an argument should carry: None (the last output) for Bash/SQL,
+        the function name for Python, the last flag-like string seen for CTF."""
+        if not self.env.submit_takes_argument:
+            return None
+        if self.env.name == "python":
+            if self.values["entry_point"]:
+                return str(self.values["entry_point"])
+            names = [name for action in self.actions for name in _DEF.findall(action)]
+            return names[-1] if names else ""
+        for pattern in _FLAGS:  # picoCTF{...} first, then anything shaped like a flag
+            flags = [flag for text in self.observations for flag in pattern.findall(text)]
+            if flags:
+                return flags[-1]
+        return ""
+
+    def count_turn(self) -> int:
+        """Use one model turn of the budget; returns the turn's number."""
+        self.turns_used += 1
+        return self.turns_used
+
+    def record(self, step: Step, reply: ModelReply | None = None) -> Step:
+        """Append ``step`` to the trajectory, with the tokens of the reply that led to it."""
+        if reply is not None:
+            step.input_tokens, step.output_tokens = reply.input_tokens, reply.output_tokens
+        self.trajectory.steps.append(step)
+        return step
+
+    # -- internals --------------------------------------------------------------------------------
+
+    async def _env_call(self, what: str, call: Awaitable[T]) -> T:
+        try:
+            return await call
+        except Exception as exc:
+            raise EnvFailure(f"env {what} failed: {type(exc).__name__}: {exc}") from exc

@@ -1,0 +1,251 @@
+"""LangChain tools bound to one episode: ``run_<language>`` and ``submit``.
+
+Every tool answers with ``(content, artifact)``: the content is what a model reads (the observation cut
+head+tail to ``observation_limit`` characters, plus short notes), the artifact is a dict for programs
+(the full output as captured, exit code, flags, the turn; the reward and its parts for ``submit``).
+Problems a model can cause (an invalid action, a step after submit, an env failure) raise
+:class:`~langchain_core.tools.ToolException`, which the tools turn into an error message for the
+model (``handle_tool_error=True``), so a tool never crashes an agent.
+
+Calls on one env are serialised by a per-env lock, so parallel tool calls of one model turn run one
+after the other; tools of different envs run concurrently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, Literal
+from weakref import WeakKeyDictionary
+
+from langchain_core.tools import BaseTool, BaseToolkit, ToolException
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+
+from intercode_agents.envs.base import Env, parse_submit
+from intercode_agents.errors import InvalidAction
+from intercode_agents.tools.messages import async_only, bad_arguments
+from intercode_agents.tools.observation import (
+    DEFAULT_OBSERVATION_LIMIT,
+    MIN_OBSERVATION_LIMIT,
+    cap_output,
+    model_view,
+)
+
+TOOL_LANGUAGES = ("bash", "sql", "python")
+TURN_LIMIT_NOTE = "turn limit reached: call submit now"
+
+_locks: WeakKeyDictionary[Env, asyncio.Lock] = WeakKeyDictionary()
+
+
+def env_lock(env: Env) -> asyncio.Lock:
+    """The lock that serialises actions on ``env`` (shared by every toolkit bound to it)."""
+    lock = _locks.get(env)
+    if lock is None:
+        lock = _locks[env] = asyncio.Lock()
+    return lock
+
+
+def tool_language(env: Env) -> str:
+    """The language of an env's action tool: its own for Bash/SQL/Python, bash for anything else (CTF)."""
+    return env.language if env.language in TOOL_LANGUAGES else "bash"
+
+
+def _ensure_running(env: Env, *, needs_task: bool) -> None:
+    if needs_task and env.task is None:
+        raise ToolException("there is no task to submit: the env has not been reset with a task")
+    if env.done:
+        raise ToolException("the episode is over: the answer was already submitted, no more actions run")
+
+
+class BashCommand(BaseModel):
+    command: str = Field(
+        description="Bash command(s) to run in the task's shell. The working directory, variables and "
+        "files persist between calls."
+    )
+
+
+class SqlQuery(BaseModel):
+    query: str = Field(description="A SQL query (MySQL dialect) to run against the task's database.")
+
+
+class PythonCode(BaseModel):
+    code: str = Field(
+        description="Python code to run in a persistent interpreter; definitions stay for later calls and "
+        "the value of a final expression is echoed."
+    )
+
+
+class _EnvTool(BaseTool):
+    """Shared fields and behaviour of the tools bound to one env."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    env: Env
+    observation_limit: int = Field(default=DEFAULT_OBSERVATION_LIMIT, ge=MIN_OBSERVATION_LIMIT)
+    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
+    handle_tool_error: bool = True
+    handle_validation_error: Callable[[ValidationError], str] = bad_arguments
+
+    _last_failure: Exception | None = PrivateAttr(default=None)
+
+    @property
+    def last_failure(self) -> Exception | None:
+        """The exception the env raised in this tool's latest call (None if it did not raise).
+
+        The model only sees a message; programs that must tell a broken env from a bad action
+        (to stop an episode as an env error, say) look here.
+        """
+        return self._last_failure
+
+    def _run(self, *args: Any, **kwargs: Any) -> Any:
+        raise async_only(self.name)
+
+    async def _step(
+        self, action: str, *, needs_task: bool = False
+    ) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self._last_failure = None
+        async with env_lock(self.env):
+            _ensure_running(self.env, needs_task=needs_task)
+            try:
+                return await self.env.step(action)
+            except InvalidAction as exc:
+                raise ToolException(f"invalid action: {exc}") from exc
+            except Exception as exc:
+                self._last_failure = exc
+                raise ToolException(f"the environment failed: {type(exc).__name__}: {exc}") from exc
+
+
+class _RunTool(_EnvTool):
+    """Runs one action in the episode and returns its (truncated) output."""
+
+    async def _act(self, action: str) -> tuple[str, dict[str, Any]]:
+        if parse_submit(action) is not None:
+            raise ToolException("to finish the task, call the `submit` tool instead of running `submit`")
+        observation, _, _, turn_limit, info = await self._step(action)
+        if info.get("action_type") == "invalid":
+            raise ToolException(observation)
+        view = model_view(
+            observation,
+            self.observation_limit,
+            exit_code=info.get("exit_code"),
+            timed_out=bool(info.get("timed_out")),
+            notes=(TURN_LIMIT_NOTE,) if turn_limit else (),
+        )
+        artifact = {
+            "action": action,
+            "output": cap_output(observation),
+            "exit_code": info.get("exit_code"),
+            "errored": bool(info.get("errored")),
+            "timed_out": bool(info.get("timed_out")),
+            "output_truncated": bool(info.get("output_truncated")),
+            "observation_truncated": view.truncated,
+            "duration_s": float(info.get("duration_s") or 0.0),
+            "turn": info.get("turn"),
+            "turn_limit_reached": turn_limit,
+        }
+        return view.text, artifact
+
+
+class RunBashTool(_RunTool):
+    name: str = "run_bash"
+    description: str = "Run bash command(s) in the task's sandbox and return the output."
+    args_schema: type[BaseModel] = BashCommand
+
+    async def _arun(self, command: str) -> tuple[str, dict[str, Any]]:
+        return await self._act(command)
+
+
+class RunSqlTool(_RunTool):
+    name: str = "run_sql"
+    description: str = "Run a SQL query against the task's database and return the result rows."
+    args_schema: type[BaseModel] = SqlQuery
+
+    async def _arun(self, query: str) -> tuple[str, dict[str, Any]]:
+        return await self._act(query)
+
+
+class RunPythonTool(_RunTool):
+    name: str = "run_python"
+    description: str = "Run Python code in the task's interpreter and return what it printed."
+    args_schema: type[BaseModel] = PythonCode
+
+    async def _arun(self, code: str) -> tuple[str, dict[str, Any]]:
+        return await self._act(code)
+
+
+class SubmitLastOutput(BaseModel):
+    """No arguments: the output of the last action is the answer."""
+
+
+class SubmitAnswer(BaseModel):
+    answer: str = Field(description="The answer to submit.")
+
+
+_SUBMIT_DESCRIPTIONS = {
+    "python": "Finish the task: submit the name of the function that solves it. The tests then run.",
+    "ctf": "Finish the task: submit the flag you found (for example picoCTF{...}).",
+}
+_SUBMIT_LAST_OUTPUT = "Finish the task: the output of your last action is submitted as the answer."
+
+
+class SubmitTool(_EnvTool):
+    """Ends the episode and returns the reward (with its parts in the artifact)."""
+
+    name: str = "submit"
+    description: str = _SUBMIT_LAST_OUTPUT
+    args_schema: type[BaseModel] = SubmitLastOutput
+
+    def __init__(self, **data: Any) -> None:
+        super().__init__(**data)
+        if self.env.submit_takes_argument:
+            self.args_schema = SubmitAnswer
+            what = "function name" if self.env.name == "python" else "flag"
+            self.description = _SUBMIT_DESCRIPTIONS.get(self.env.name, f"Finish the task: submit the {what}.")
+
+    async def _arun(self, answer: str = "") -> tuple[str, dict[str, Any]]:
+        action = "submit"
+        if self.env.submit_takes_argument:
+            answer = answer.strip() or self._default_answer()
+            if not answer:
+                raise ToolException("submit needs an answer: pass it as `answer`")
+            action = f"submit {answer}"
+        observation, reward, _, _, info = await self._step(action, needs_task=True)
+        artifact = {
+            "action": action,
+            "reward": reward,
+            "reward_parts": dict(info.get("reward_parts") or {}),
+            "corrupt": bool(info.get("corrupt")),
+            "submission": info.get("submission"),
+            "turn": info.get("turn"),
+            "duration_s": float(info.get("duration_s") or 0.0),
+        }
+        return observation, artifact
+
+    def _default_answer(self) -> str:
+        task = self.env.task
+        return (
+            str(task.meta.get("entry_point") or "") if task is not None and self.env.name == "python" else ""
+        )
+
+
+_RUN_TOOLS: dict[str, type[_RunTool]] = {"bash": RunBashTool, "sql": RunSqlTool, "python": RunPythonTool}
+
+
+class EnvToolkit(BaseToolkit):
+    """The tools of one env: ``run_<language>`` (``run_bash`` for CTF) and ``submit``.
+
+    ``observation_limit`` caps the characters of output a model reads per call (head + tail); the
+    artifact keeps the output as the sandbox captured it.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    env: Env
+    observation_limit: int = Field(default=DEFAULT_OBSERVATION_LIMIT, ge=MIN_OBSERVATION_LIMIT)
+
+    def get_tools(self) -> list[BaseTool]:
+        run_tool = _RUN_TOOLS[tool_language(self.env)]
+        return [
+            run_tool(env=self.env, observation_limit=self.observation_limit),
+            SubmitTool(env=self.env, observation_limit=self.observation_limit),
+        ]
