@@ -4,8 +4,10 @@ Actions run in a persistent bash session exactly as written. At scoring time the
 compared with the gold's effect on a pristine sandbox of the same image: Docker's change lists,
 digests of the changed paths, and the TF-IDF similarity of the outputs (see
 :mod:`intercode_agents.rewards.bash`). The gold's effect and the image's digests are facts cached
-per process (:mod:`intercode_agents.envs.bash_facts`); a gold too large to cache runs in a sandbox of
-its own at every scoring instead.
+per process (:mod:`intercode_agents.envs.bash_facts`). A score below 1 is checked against a fresh
+gold run in a sandbox of its own (as the original ran the gold at every submit), so a gold whose
+output drifts (a date, a disk usage figure) never costs the agent; a gold too large to cache always
+runs fresh.
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ from typing import Any
 
 from intercode_agents.datasets import Task
 from intercode_agents.envs.base import ActionResult
-from intercode_agents.envs.bash_facts import MISSING, GoldFacts, changes_of, gold_facts, probe, split_request
+from intercode_agents.envs.bash_facts import (
+    MISSING,
+    GoldFacts,
+    changes_of,
+    gold_facts,
+    probe,
+    run_gold,
+    split_request,
+)
 from intercode_agents.envs.pooled import PooledEnv, timeout_note
 from intercode_agents.rewards import (
     BashSide,
@@ -102,6 +112,13 @@ class BashEnv(PooledEnv):
         facts = await self._facts(task)
         if facts is None:
             return await self._score_with_live_gold(task, submission)
+        cached = await self._score_with_facts(task, facts, submission)
+        if cached.reward >= 1.0:
+            return cached
+        return await self._score_with_live_gold(task, submission)
+
+    async def _score_with_facts(self, task: Task, facts: GoldFacts, submission: str) -> RewardResult:
+        assert self.sandbox is not None
         agent_changes = await changes_of(self.sandbox)
         request = paths_to_probe(agent_changes, facts.changes, self.reward_mode)
         wanted = list(split_request(request))
@@ -121,7 +138,7 @@ class BashEnv(PooledEnv):
         assert self.sandbox is not None
         sb, pool = await self.borrow(task.image)
         try:
-            r = await sb.exec(["bash", "-c", task.gold], timeout=max(self.action_timeout, 60))
+            gold_output = await run_gold(sb, task.gold, max(self.action_timeout, 60))
             gold_changes, agent_changes = await changes_of(sb), await changes_of(self.sandbox)
             request = paths_to_probe(agent_changes, gold_changes, self.reward_mode)
             agent_digests, gold_digests = await asyncio.gather(
@@ -131,7 +148,7 @@ class BashEnv(PooledEnv):
             await pool.release(sb)
         return bash_reward(
             BashSide(agent_changes, agent_digests, submission),
-            BashSide(gold_changes, gold_digests, None if r.timed_out else r.output),
+            BashSide(gold_changes, gold_digests, gold_output),
             self.reward_mode,
         )
 

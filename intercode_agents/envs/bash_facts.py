@@ -58,9 +58,19 @@ async def changes_of(sb: Sandbox) -> tuple[FsChange, ...]:
     return tuple(FsChange(c.path, c.kind) for c in await sb.diff())
 
 
+async def run_gold(sb: Sandbox, gold: str, timeout: float) -> str | None:
+    """Run ``gold`` the way agent actions run (a fresh shell session); None when it did not finish."""
+    shell = await sb.shell()
+    try:
+        result = await shell.run(gold, timeout=timeout)
+    finally:
+        await sb.forget(shell)
+    return None if result.timed_out else result.output
+
+
 async def gold_facts(sb: Sandbox, gold: str, timeout: float) -> GoldFacts | None:
     """Run ``gold`` in the pristine ``sb`` and collect its facts (None when too many paths changed)."""
-    result = await sb.exec(["bash", "-c", gold], timeout=timeout)
+    output = await run_gold(sb, gold, timeout)
     changes = await changes_of(sb)
     kept = [c.path for c in changes if c.kind != "D"]
     if len(kept) > MAX_CACHED_GOLD_PATHS:
@@ -68,7 +78,7 @@ async def gold_facts(sb: Sandbox, gold: str, timeout: float) -> GoldFacts | None
     digests = await probe(sb, ProbeRequest(deep=tuple(kept)))
     for path in kept:
         digests.setdefault(path, MISSING)  # vanished between diff and probe (a race in the gold itself)
-    return GoldFacts(None if result.timed_out else result.output, changes, digests)
+    return GoldFacts(output, changes, digests)
 
 
 def split_request(request: ProbeRequest) -> Iterable[tuple[str, bool]]:

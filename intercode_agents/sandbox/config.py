@@ -48,6 +48,7 @@ class SandboxConfig:
     labels: dict[str, str] = field(default_factory=dict)
     tmpfs: dict[str, str] = field(default_factory=dict)
     read_only: bool = False
+    hostname: str | None = "sandbox"  # the same in every sandbox, so outputs that print it compare equal
 
     def container_spec(self, image: str) -> dict[str, Any]:
         """The Engine API body of ``POST /containers/create``."""
@@ -86,4 +87,6 @@ class SandboxConfig:
             spec["WorkingDir"] = self.workdir
         if self.user:
             spec["User"] = self.user
+        if self.hostname:
+            spec["Hostname"] = self.hostname
         return spec

@@ -2,8 +2,10 @@
 
 The session is ``bash --noprofile --norc -s`` reading its script from the exec stream. The script is a
 loop that reads one NUL-terminated command, ``eval``s it in the shell itself (so ``cd``, variables and
-functions persist) with stdin from /dev/null, and prints a marker carrying a per-session nonce and
-``$?``. Commands therefore cannot contain NUL bytes, and they are sent exactly as written.
+functions persist) with stdin from /dev/null, waits for the background jobs it started (their output
+belongs to the command, as it does under ``docker exec``; ``disown`` opts out), and prints a marker
+carrying a per-session nonce and the command's ``$?``. Commands therefore cannot contain NUL bytes,
+and they are sent exactly as written.
 
 On a deadline the command's process tree is sent SIGINT, then SIGKILL; if the marker still does not
 come (a busy loop in the shell itself) the session is restarted and the result says so.
@@ -38,7 +40,9 @@ def _loop_script(nonce: str) -> bytes:
         f"printf '{marker}' -1\n"
         "while IFS= read -r -d '' __ic_cmd; do\n"
         '  eval "$__ic_cmd" </dev/null\n'
-        f"  printf '{marker}' \"$?\"\n"
+        "  __ic_rc=$?\n"
+        "  wait\n"  # background jobs hold the output open, as under `docker exec`
+        f"  printf '{marker}' \"$__ic_rc\"\n"
         "done\n"
     ).encode()
 
