@@ -5,6 +5,7 @@ connection, so a fresh process starts from a pristine session.
 
 Ops (every request may carry "id", echoed back):
   {"op": "use", "db"}                            -> {"ok", "db"}
+  {"op": "reset", "db"?}                         -> a new connection (pristine session state), then "use"
   {"op": "query", "sql", "timeout", "max_rows"}  -> {"ok", "columns", "rows", "rowcount", "truncated",
                                                      "error", "errno", "timed_out"}
   {"op": "ping"} -> {"ok": true}
@@ -140,6 +141,17 @@ class SqlSession:
         self.db = db
         return {"ok": True, "db": db}
 
+    def op_reset(self, req: Request) -> Response:
+        """Drop the connection and open a new one: variables, settings and the database start afresh."""
+        try:
+            self.conn.close()
+        except pymysql.err.MySQLError:
+            pass
+        self.conn, self.db = connect(), None
+        if req.get("db") is None:
+            return {"ok": True, "db": None}
+        return self.op_use(req)
+
     def op_query(self, req: Request) -> Response:
         sql = get_str(req, "sql").strip().rstrip(";").strip()
         timeout = get_timeout(req, DEFAULT_TIMEOUT_S)
@@ -211,7 +223,12 @@ def main() -> int:
         )
         return 1
     session = SqlSession(conn)
-    handlers = {"use": session.op_use, "query": session.op_query, "ping": lambda req: {"ok": True}}
+    handlers = {
+        "use": session.op_use,
+        "reset": session.op_reset,
+        "query": session.op_query,
+        "ping": lambda req: {"ok": True},
+    }
     channel.send({"ready": True, "helper": "sqlhelper", "server": conn.get_server_info(), "user": USER})
     return serve(channel, handlers)
 

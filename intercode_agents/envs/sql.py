@@ -1,10 +1,10 @@
 """The SQL env: Spider (and WikiSQL, and the project's mini set) on a read-only MariaDB.
 
 One MariaDB container serves every SQL env of the event loop; the agent reaches it only through the
-in-container JSON-lines helper (a unix-socket client), never through a port. Each episode gets a new
-helper process, hence a new connection: the account is read-only, so a fresh connection is a pristine
-state. The gold query runs on its own fresh connection. Results come back as rows with column names,
-under a row cap and a per-query timeout.
+in-container JSON-lines helper (a unix-socket client), never through a port. Each env keeps one helper
+for the agent and one for the gold; every episode (and every gold query) starts on a new connection.
+The account is read-only, so a new connection is a pristine state. Results come back as rows with
+column names, under a row cap and a per-query timeout. Gold results are cached per process.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from intercode_agents.sandbox import JsonSession, Sandbox
 
 HELPER = ["python3", "/opt/intercode/sqlhelper.py"]
 SCORE_ROW_CAP = 100_000  # rows kept for scoring; the observation shows fewer
+_GOLD_CACHE: dict[tuple[str, str, str], SqlOutcome] = {}  # (server image id, database, gold) -> result
 
 
 def render_rows(rows: list[list[Any]], limit: int) -> str:
@@ -44,27 +45,27 @@ class SqlEnv(Env):
         self.session: JsonSession | None = None
         self.db: str | None = None
         self._last: SqlOutcome = SqlOutcome(rows=None, error="no query was run")
-        self._gold_cache: dict[str, SqlOutcome] = {}
+        self._gold_session: JsonSession | None = None
 
     async def start(self) -> None:
         if self.server is None:
             self.server = await open_shared(image_ref(self.image))
 
-    async def _new_session(self, db: str | None) -> JsonSession:
+    async def _helper(self) -> JsonSession:
         await self.start()
         assert self.server is not None
-        session = await self.server.json_session(HELPER, ready_timeout=90)
-        if db:
-            reply = await session.request({"op": "use", "db": db}, timeout=10)
-            if not reply.get("ok"):
-                await self.server.forget(session)
-                raise SessionDied(f"cannot select database {db!r}: {reply.get('error')}")
-        return session
+        return await self.server.json_session(HELPER, ready_timeout=90)
+
+    async def _fresh_connection(self, session: JsonSession, db: str | None) -> None:
+        reply = await session.request({"op": "reset", "db": db}, timeout=30)
+        if not reply.get("ok"):
+            raise SessionDied(f"cannot open a session on database {db!r}: {reply.get('error')}")
 
     async def _prepare(self, task: Task) -> None:
-        await self._drop_session()
+        if self.session is None:
+            self.session = await self._helper()
         self.db = task.meta.get("db")
-        self.session = await self._new_session(self.db)
+        await self._fresh_connection(self.session, self.db)
         self._last = SqlOutcome(rows=None, error="no query was run")
 
     async def query(self, session: JsonSession, sql: str, *, max_rows: int) -> dict[str, Any]:
@@ -75,7 +76,7 @@ class SqlEnv(Env):
 
     async def _execute(self, action: str) -> ActionResult:
         if self.session is None:  # tool mode: a live read-only server, no database selected
-            self.session = await self._new_session(None)
+            self.session = await self._helper()
         reply = await self.query(self.session, action, max_rows=SCORE_ROW_CAP)
         if not reply.get("ok"):
             error = str(reply.get("error") or "the query failed")
@@ -97,33 +98,30 @@ class SqlEnv(Env):
         )
 
     async def _gold(self, task: Task) -> SqlOutcome:
-        if task.id not in self._gold_cache:
-            session = await self._new_session(task.meta.get("db"))
-            try:
-                reply = await self.query(session, task.gold, max_rows=SCORE_ROW_CAP)
-            finally:
-                assert self.server is not None
-                await self.server.forget(session)
+        assert self.server is not None
+        db = str(task.meta.get("db") or "")
+        key = (self.server.image_id or self.image, db, task.gold)
+        if key not in _GOLD_CACHE:
+            if self._gold_session is None:
+                self._gold_session = await self._helper()
+            await self._fresh_connection(self._gold_session, db or None)
+            reply = await self.query(self._gold_session, task.gold, max_rows=SCORE_ROW_CAP)
             if reply.get("ok"):
                 rows = reply.get("rows")
-                self._gold_cache[task.id] = SqlOutcome(
-                    rows=[tuple(r) for r in rows] if rows is not None else None
-                )
+                _GOLD_CACHE[key] = SqlOutcome(rows=[tuple(r) for r in rows] if rows is not None else None)
             else:
-                self._gold_cache[task.id] = SqlOutcome(rows=None, error=str(reply.get("error")))
-        return self._gold_cache[task.id]
+                _GOLD_CACHE[key] = SqlOutcome(rows=None, error=str(reply.get("error")))
+        return _GOLD_CACHE[key]
 
     async def _score(self, submission: str) -> RewardResult:
         task = self._require_task()
         return sql_reward(self._last, await self._gold(task), task.gold, self.reward_mode)
 
-    async def _drop_session(self) -> None:
-        session, self.session = self.session, None
-        if session is not None and self.server is not None:
-            await self.server.forget(session)
-
     async def close(self) -> None:
-        await self._drop_session()
         server, self.server = self.server, None
+        sessions = [s for s in (self.session, self._gold_session) if s is not None]
+        self.session = self._gold_session = None
         if server is not None:
+            for session in sessions:
+                await server.forget(session)
             await close_shared(server)
