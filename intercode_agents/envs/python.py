@@ -18,6 +18,7 @@ from intercode_agents.sandbox import JsonSession, Sandbox
 
 HELPER = ["python3", "/opt/intercode/pyrepl.py"]
 TEST_TIMEOUT = 10.0
+_GOLD_CACHE: dict[tuple[str, str], list[TestOutcome]] = {}  # (image id, task id) -> the gold's outcomes
 
 
 def _outcomes(reply: dict[str, Any], n: int) -> list[TestOutcome]:
@@ -45,7 +46,6 @@ class PythonEnv(PooledEnv):
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
         self.repl: JsonSession | None = None
-        self._gold_cache: dict[str, list[TestOutcome]] = {}
 
     def task_prompt(self, task: Task) -> str:
         entry = task.meta.get("entry_point")
@@ -95,15 +95,17 @@ class PythonEnv(PooledEnv):
         return _outcomes(reply, len(tests))
 
     async def _gold(self, task: Task) -> list[TestOutcome]:
-        if task.id not in self._gold_cache:
+        """The tests' outcomes for the gold solution, in a pristine sandbox (cached per process)."""
+        key = (getattr(self.sandbox, "image_id", None) or task.image, task.id)
+        if key not in _GOLD_CACHE:
             sb, pool = await self.borrow(task.image)
             try:
                 repl = await self._start_repl(sb)
                 await repl.request({"op": "exec", "code": task.gold, "timeout": 60}, timeout=60)
-                self._gold_cache[task.id] = await self._run_tests(repl, task)
+                _GOLD_CACHE[key] = await self._run_tests(repl, task)
             finally:
                 await pool.release(sb)
-        return self._gold_cache[task.id]
+        return _GOLD_CACHE[key]
 
     async def _score(self, submission: str) -> RewardResult:
         task = self._require_task()
