@@ -8,7 +8,7 @@ from intercode_agents.sandbox.engine import check_engine, close_docker_client, i
 from intercode_agents.sandbox.jsonl import JsonSession
 from intercode_agents.sandbox.pool import SandboxPool
 from intercode_agents.sandbox.registry import cleanup_containers, install_signal_handlers
-from intercode_agents.sandbox.result import ExecResult, truncate_text
+from intercode_agents.sandbox.result import ExecResult
 from intercode_agents.sandbox.sandbox import Change, Sandbox
 from intercode_agents.sandbox.shell import ShellSession
 
@@ -27,5 +27,4 @@ __all__ = [
     "close_docker_client",
     "image_exists",
     "install_signal_handlers",
-    "truncate_text",
 ]

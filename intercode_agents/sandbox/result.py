@@ -66,12 +66,3 @@ class OutputCapture:
             return head + tail
         dropped = self.total - len(self._head) - len(self._tail)
         return f"{head}\n[... {dropped} bytes of output omitted ...]\n{tail}"
-
-
-def truncate_text(text: str, limit: int) -> tuple[str, bool]:
-    """Head+tail truncation of ``text`` to about ``limit`` characters for a model's context."""
-    if limit <= 0 or len(text) <= limit:
-        return text, False
-    half = limit // 2
-    omitted = len(text) - 2 * half
-    return f"{text[:half]}\n[... {omitted} characters omitted ...]\n{text[-half:]}", True
