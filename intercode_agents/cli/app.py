@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -44,13 +43,9 @@ def friendly(fn: F) -> F:
 
 def _register() -> None:
     # Importing the command modules attaches their commands to `app`.
-    from intercode_agents.cli import data_cmds, image_cmds, model_cmds  # noqa: F401
+    from intercode_agents.cli import data_cmds, image_cmds, model_cmds, run_cmds  # noqa: F401
 
 
 def main() -> None:
     _register()
     app(prog_name="intercode-agents")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

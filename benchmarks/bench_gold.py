@@ -1,0 +1,182 @@
+"""Gold replay throughput (episodes/s) and where the time of a Bash gold episode goes.
+
+    python benchmarks/bench_gold.py                       # bash test, bash mini, spider (first 200)
+    python benchmarks/bench_gold.py --sets bash-test --concurrency 1,2,8 --profile 24
+    python benchmarks/bench_gold.py --spider-limit 0      # all 1034 Spider dev tasks
+
+Each set runs through the runner's engine (the gold policy, one env per worker, shared warm pools),
+once per concurrency level, with fresh pools and the Bash env's per-process caches cleared each time
+(so pool start-up and the first gold run of each task count, as in a new process). The original
+InterCode's figure, 3.4 episodes/s sequential on the 24 Bash test tasks, is printed for reference.
+
+The profile runs the Bash test tasks one at a time with timers wrapped around the phases of an
+episode (this script patches the methods at run time; the library is unchanged) and prints the mean
+milliseconds per episode of each phase. Background work (verifying released sandboxes, refilling
+the pool) overlaps the next episode and is listed on its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from intercode_agents.datasets import Task, select_tasks
+from intercode_agents.envs import bash as bash_env
+from intercode_agents.envs import make_env
+from intercode_agents.runner.players import GoldPlayer
+from intercode_agents.runner.preflight import image_ids
+from intercode_agents.runner.workers import Episode, run_episodes
+from intercode_agents.sandbox import Sandbox, SandboxPool, ShellSession, close_docker_client
+
+ORIGINAL = {"bash-test": 3.4}  # InterCode, sequential, episodes/s
+SETS: dict[str, tuple[str, str]] = {
+    "bash-test": ("bash", "test"),
+    "bash-mini": ("bash", "mini"),
+    "spider": ("sql", "spider"),
+}
+
+
+async def throughput(env: str, tasks: list[Task], concurrency: int) -> tuple[float, int]:
+    """Episodes per second of a gold replay of ``tasks``, and how many scored 1."""
+    clear_caches()
+    started = time.perf_counter()
+    trajs = await run_episodes(env, [Episode(t) for t in tasks], GoldPlayer(), concurrency=concurrency)
+    wall = time.perf_counter() - started
+    return len(trajs) / wall, sum(t.solved for t in trajs)
+
+
+# ------------------------------------------------------------------------------------- profile
+
+Timings = dict[str, list[float]]
+
+
+def _timed(timings: Timings, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    if asyncio.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                timings[name].append(time.perf_counter() - t)
+
+        return async_wrapper
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            timings[name].append(time.perf_counter() - t)
+
+    return wrapper
+
+
+PHASES: list[tuple[Any, str, str]] = [
+    # (owner, attribute, label); phases nest (the gold facts include a diff and a probe, say)
+    (SandboxPool, "acquire", "sandbox acquire"),
+    (Sandbox, "start", "container starts (cold acquires and refills)"),
+    (Sandbox, "shell", "shell start"),
+    (ShellSession, "run", "gold action in the agent's shell"),
+    (bash_env.BashEnv, "_facts", "gold side: the gold's facts (cached per process)"),
+    (bash_env.BashEnv, "_score_with_live_gold", "gold side: live gold in its own sandbox"),
+    (bash_env, "changes_of", "file-system diffs (docker changes API)"),
+    (bash_env, "probe", "content probes (one exec each)"),
+    (bash_env.BashEnv, "_image_digests", "image digests (cached per process)"),
+    (bash_env, "bash_reward", "reward maths (TF-IDF)"),
+    (SandboxPool, "release", "release (returns at once)"),
+    (SandboxPool, "_recycle", "background: verify released sandbox"),
+    (SandboxPool, "_fill", "background: refill the pool"),
+]
+
+
+def clear_caches() -> None:
+    """Forget the Bash env's per-process caches, so every measurement starts cold like a new process."""
+    for name in ("_GOLD_FACTS", "_IMAGE_DIGESTS"):
+        cache = getattr(bash_env, name, None)
+        if isinstance(cache, dict):
+            cache.clear()
+
+
+async def profile(tasks: list[Task]) -> tuple[Timings, list[float]]:
+    timings: Timings = defaultdict(list)
+    phases = [(owner, attr, label) for owner, attr, label in PHASES if hasattr(owner, attr)]
+    originals = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in phases]
+    for (owner, attr, label), (_, _, fn) in zip(phases, originals, strict=True):
+        setattr(owner, attr, _timed(timings, label, fn))
+    episodes: list[float] = []
+    clear_caches()
+    try:
+        player = GoldPlayer()
+        async with make_env("bash") as env:
+            for task in tasks:
+                t = time.perf_counter()
+                await player.play(env, task, None)
+                episodes.append(time.perf_counter() - t)
+    finally:
+        for owner, attr, fn in originals:
+            setattr(owner, attr, fn)
+    return timings, episodes
+
+
+def print_profile(timings: Timings, episodes: list[float]) -> None:
+    n = len(episodes)
+    print(f"\nBash gold episode profile, {n} test tasks one at a time (ms per episode, mean)")
+    print(f"  {'episode wall time':48} {1000 * statistics.mean(episodes):8.1f}")
+    print(f"  {'episode wall time (median)':48} {1000 * statistics.median(episodes):8.1f}")
+    for owner, attr, label in PHASES:
+        if not hasattr(owner, attr):
+            continue  # not in this version of the env
+        samples = timings.get(label, [])
+        total = 1000 * sum(samples) / n if n else 0.0
+        print(f"  {label:48} {total:8.1f}   ({len(samples)} calls)")
+
+
+async def main(sets: list[str], levels: list[int], spider_limit: int, profile_n: int) -> None:
+    rows: list[tuple[str, int, dict[int, tuple[float, int]]]] = []
+    for name in sets:
+        env, split = SETS[name]
+        tasks = select_tasks(env, split)
+        if name == "spider" and spider_limit:
+            tasks = tasks[:spider_limit]
+        await image_ids(tasks)
+        results = {c: await throughput(env, tasks, c) for c in levels}
+        rows.append((name, len(tasks), results))
+    header = f"{'set':12} {'tasks':>5} " + " ".join(f"{'c=' + str(c) + ' ep/s':>11}" for c in levels)
+    print(header + f" {'solved':>8} {'InterCode c=1':>14}")
+    for name, n, results in rows:
+        cells = " ".join(f"{results[c][0]:11.2f}" for c in levels)
+        solved = min(s for _, s in results.values())
+        original = ORIGINAL.get(name)
+        print(f"{name:12} {n:5d} {cells} {solved:8d} {original if original else '':>14}")
+    if profile_n:
+        tasks = select_tasks("bash", "test")[:profile_n]
+        print_profile(*await profile(tasks))
+    await close_docker_client()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sets", default="bash-test,bash-mini,spider", help=f"from {', '.join(SETS)}")
+    parser.add_argument("--concurrency", default="1,8", help="comma-separated concurrency levels")
+    parser.add_argument("--spider-limit", type=int, default=200, help="first N Spider tasks (0: all)")
+    parser.add_argument("--profile", type=int, default=24, help="Bash test tasks to profile (0: skip)")
+    args = parser.parse_args()
+    asyncio.run(
+        main(
+            [s.strip() for s in args.sets.split(",") if s.strip()],
+            [int(c) for c in args.concurrency.split(",")],
+            args.spider_limit,
+            args.profile,
+        )
+    )

@@ -1,0 +1,320 @@
+"""``eval``, ``gold``, ``replay``, ``report`` and ``play``: running episodes from the command line."""
+
+from __future__ import annotations
+
+import json
+import random
+import shlex
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from intercode_agents.cli.app import app, console, err_console, friendly
+from intercode_agents.errors import ConfigError
+
+RewardOpt = Annotated[str, typer.Option("--reward", help="Reward mode: intercode (the paper's) or strict.")]
+ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", "-c", help="Episodes running at once.")]
+TasksOpt = Annotated[
+    str | None,
+    typer.Option("--tasks", "-t", help="Task selector: splits, ids, id globs, key=value filters."),
+]
+ProgressOpt = Annotated[bool, typer.Option(help="Show the live progress bar.")]
+INTERRUPTED_EXIT = 130
+
+
+def _resume_command(argv: list[str], out: Path) -> str:
+    return shlex.join(["intercode-agents", "eval", *argv, "--out", str(out), "--resume"])
+
+
+def _interrupted(signame: str, out: Path, total: int, argv: list[str]) -> typer.Exit:
+    from intercode_agents.runner.run_dir import RUN_JSON, TRAJECTORIES, read_records
+
+    if not (out / RUN_JSON).is_file():
+        err_console.print(f"[yellow]{signame}: stopped before the run started;[/] nothing was recorded.")
+        return typer.Exit(INTERRUPTED_EXIT)
+    done = len(read_records(out / TRAJECTORIES)[0])
+    err_console.print(
+        f"[yellow]{signame}: stopped cleanly.[/] {done} of {total} episodes are recorded in {out}; "
+        "containers were removed. Resume with:",
+        highlight=False,
+    )
+    err_console.print(f"  {_resume_command(argv, out)}", highlight=False, soft_wrap=True)
+    return typer.Exit(INTERRUPTED_EXIT)
+
+
+@app.command("eval")
+@friendly
+def eval_cmd(
+    env: Annotated[str, typer.Argument(help="bash, sql, python or ctf.")],
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model", "-m", help="local, local:PATH.gguf, provider:model, gold (replay the gold), human."
+        ),
+    ],
+    strategy: Annotated[
+        str | None,
+        typer.Option(
+            "--strategy", "-s", help="try_again, react, plan_solve or tool_calling (not for gold/human)."
+        ),
+    ] = None,
+    tasks: TasksOpt = None,
+    limit: Annotated[int | None, typer.Option(help="Run only the first N selected tasks.")] = None,
+    turns: Annotated[int, typer.Option(help="Turn budget per episode.")] = 10,
+    concurrency: ConcurrencyOpt = 1,
+    reward: RewardOpt = "intercode",
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Run directory (default: runs/...).")
+    ] = None,
+    resume: Annotated[bool, typer.Option(help="Continue the run in --out, skipping finished tasks.")] = False,
+    seed: Annotated[
+        int | None, typer.Option(help="Seed recorded with each episode (and given to local).")
+    ] = None,
+    progress: ProgressOpt = True,
+) -> None:
+    """Evaluate a strategy and a model on an env's tasks; write records, a summary and a report.
+
+    Episodes run concurrently, each finished one is appended to DIR/trajectories.jsonl at once, and
+    Ctrl-C (or SIGTERM) stops cleanly and prints the command that resumes the run.
+
+    Examples:
+      intercode-agents eval bash --strategy try_again --model local --tasks test --turns 5
+      intercode-agents eval sql -s react -m openai:gpt-4o-mini --tasks "spider,hardness=easy" -c 8
+      intercode-agents eval bash --model gold --tasks bash/mini/* --out runs/gold-mini
+      intercode-agents eval bash --strategy react --model local --out runs/r1 --resume
+    """
+    from intercode_agents.runner.eval import choose_tasks, default_out_dir, run_eval
+    from intercode_agents.runner.interrupt import Interrupted, run_interruptible
+    from intercode_agents.runner.report import write_report
+    from intercode_agents.runner.terminal import summary_table
+
+    direct = model.strip() in ("gold", "human")
+    if direct and strategy:
+        err_console.print(f"note: --model {model} drives the env directly; --strategy {strategy} is not used")
+        strategy = None
+    if resume and out is None:
+        raise ConfigError("--resume needs the run directory: pass --out DIR together with --resume")
+    total = len(choose_tasks(env, tasks, limit))
+    run_dir = out or default_out_dir(env, strategy or "direct", model)
+    argv = _eval_argv(env, model, strategy, tasks, limit, turns, concurrency, reward, seed)
+    try:
+        result = run_interruptible(
+            lambda: run_eval(
+                env,
+                strategy=strategy,
+                model=model,
+                selector=tasks,
+                limit=limit,
+                turns=turns,
+                concurrency=concurrency,
+                reward=reward,
+                out_dir=run_dir,
+                resume=resume,
+                seed=seed,
+                progress=progress,
+                console=console,
+            )
+        )
+    except Interrupted as stop:
+        raise _interrupted(stop.signame, run_dir, total, argv) from None
+    console.print(summary_table(result.summary, wall_s=result.wall_s, new=result.new_episodes))
+    html, _ = write_report([result.out_dir])
+    console.print(f"records: {result.out_dir / 'trajectories.jsonl'}", highlight=False)
+    console.print(f"report:  {html}", highlight=False)
+
+
+def _eval_argv(
+    env: str,
+    model: str,
+    strategy: str | None,
+    tasks: str | None,
+    limit: int | None,
+    turns: int,
+    concurrency: int,
+    reward: str,
+    seed: int | None,
+) -> list[str]:
+    """The settings of this eval as CLI arguments (for the resume hint)."""
+    argv = [env, "--model", model]
+    options: list[tuple[str, Any]] = [
+        ("--strategy", strategy),
+        ("--tasks", tasks),
+        ("--limit", limit),
+        ("--turns", turns if turns != 10 else None),
+        ("--concurrency", concurrency if concurrency != 1 else None),
+        ("--reward", reward if reward != "intercode" else None),
+        ("--seed", seed),
+    ]
+    for flag, value in options:
+        if value is not None:
+            argv += [flag, str(value)]
+    return argv
+
+
+@app.command("gold")
+@friendly
+def gold_cmd(
+    env: Annotated[str, typer.Argument(help="bash, sql, python or ctf.")],
+    tasks: TasksOpt = None,
+    concurrency: ConcurrencyOpt = 4,
+    reward: RewardOpt = "intercode",
+    as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable report.")] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Keep the records in this run directory.")
+    ] = None,
+    progress: ProgressOpt = True,
+) -> None:
+    """Replay every selected task's gold answer through its env: it must score 1 (proves the envs).
+
+    Default selection: the env's InterCode set (bash: fs1,fs2,fs3,fs4,test = 224 tasks; sql: spider;
+    python: mbpp; ctf: picoctf). Lists the solved, failed and corrupt tasks (a corrupt task's gold fails
+    by itself) with their rewards, and the throughput. Exit code 1 when any task fails.
+
+    Examples:
+      intercode-agents gold bash
+      intercode-agents gold sql --tasks mini --json
+      intercode-agents gold python --tasks "python/mbpp/1?" --reward strict -c 8
+    """
+    from intercode_agents.runner.gold import run_gold
+    from intercode_agents.runner.interrupt import Interrupted, run_interruptible
+    from intercode_agents.runner.terminal import gold_view
+
+    try:
+        report = run_interruptible(
+            lambda: run_gold(
+                env,
+                selector=tasks,
+                concurrency=concurrency,
+                reward=reward,
+                out_dir=out,
+                progress=progress and not as_json,
+                console=err_console if as_json else console,
+            )
+        )
+    except Interrupted as stop:
+        err_console.print(f"[yellow]{stop.signame}: stopped; containers were removed.[/]")
+        raise typer.Exit(INTERRUPTED_EXIT) from None
+    if as_json:
+        typer.echo(json.dumps(report.to_json(), indent=2, default=str))
+    else:
+        console.print(gold_view(report))
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command("replay")
+@friendly
+def replay_cmd(
+    trajectories: Annotated[Path, typer.Argument(help="A trajectories.jsonl file (or its run directory).")],
+    concurrency: ConcurrencyOpt = 4,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable report.")] = False,
+    progress: ProgressOpt = True,
+) -> None:
+    """Re-run the recorded actions in fresh envs and re-score them; list every reward that changed.
+
+    Exit code 1 when any episode's reward changed (nondeterministic actions, a changed env or reward,
+    or an edited record).
+
+    Examples:
+      intercode-agents replay runs/bash-react-local-20250101-120000/trajectories.jsonl
+      intercode-agents replay runs/gold-mini --json
+    """
+    from intercode_agents.runner.interrupt import Interrupted, run_interruptible
+    from intercode_agents.runner.replay import replay_file
+    from intercode_agents.runner.run_dir import TRAJECTORIES
+    from intercode_agents.runner.terminal import replay_view
+
+    path = trajectories / TRAJECTORIES if trajectories.is_dir() else trajectories
+    try:
+        report = run_interruptible(
+            lambda: replay_file(
+                path,
+                concurrency=concurrency,
+                progress=progress and not as_json,
+                console=err_console if as_json else console,
+            )
+        )
+    except Interrupted as stop:
+        err_console.print(f"[yellow]{stop.signame}: stopped; containers were removed.[/]")
+        raise typer.Exit(INTERRUPTED_EXIT) from None
+    if as_json:
+        payload = {
+            "replayed": len(report.episodes),
+            "changed": [vars(e) for e in report.changed],
+            "skipped": [{"task_id": t, "why": why} for t, why in report.skipped],
+            "wall_s": round(report.wall_s, 3),
+        }
+        typer.echo(json.dumps(payload, indent=2, default=str))
+    else:
+        console.print(replay_view(report))
+    if report.changed:
+        raise typer.Exit(1)
+
+
+@app.command("report")
+@friendly
+def report_cmd(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (several are compared).")],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="The .html file, or a folder for it.")
+    ] = None,
+) -> None:
+    """Write a static HTML report (and a Markdown summary) of one or more run directories.
+
+    Examples:
+      intercode-agents report runs/bash-react-local-20250101-120000
+      intercode-agents report runs/react runs/try_again -o reports/compare.html
+    """
+    from intercode_agents.runner.report import write_report
+
+    html, markdown = write_report(run_dirs, out)
+    console.print(f"report:  {html}\nsummary: {markdown}", highlight=False)
+
+
+@app.command("play")
+@friendly
+def play_cmd(
+    env: Annotated[str, typer.Argument(help="bash, sql, python or ctf.")],
+    task: Annotated[str | None, typer.Option("--task", help="The task id (default: a random task).")] = None,
+    tasks: TasksOpt = None,
+    reward: RewardOpt = "intercode",
+    turns: Annotated[int | None, typer.Option(help="Turn budget (default: none).")] = None,
+) -> None:
+    """Play a task yourself at a prompt: type actions, see the output, and the reward at submit.
+
+    A line ending in \\ continues on the next one; wrap multi-line code in ``` lines. `submit` ends
+    the episode (Python: `submit FUNCTION_NAME`, CTF: `submit FLAG`); :quit submits as it stands.
+
+    Examples:
+      intercode-agents play bash --task bash/mini/0
+      intercode-agents play sql --tasks mini
+      intercode-agents play python --task python/mbpp/11 --reward strict
+    """
+    from intercode_agents.datasets import get_task, select_tasks
+    from intercode_agents.envs import load_spec, make_env
+    from intercode_agents.runner.interrupt import Interrupted, run_interruptible
+    from intercode_agents.runner.players import HumanPlayer
+    from intercode_agents.runner.preflight import image_ids
+
+    load_spec(env)
+    if task:
+        chosen = get_task(task)
+        if chosen.env != env:
+            raise ConfigError(f"task {task} belongs to env {chosen.env!r}, not {env!r}")
+    else:
+        pool = select_tasks(env, tasks)
+        if not pool:
+            raise ConfigError(f"the selector {tasks!r} picks no available {env} task")
+        chosen = random.choice(pool)
+
+    async def play() -> None:
+        await image_ids([chosen])
+        async with make_env(env, reward=reward) as session:
+            await HumanPlayer(max_turns=turns).play(session, chosen, None)
+
+    try:
+        run_interruptible(play)
+    except Interrupted as stop:
+        err_console.print(f"[yellow]{stop.signame}: stopped; containers were removed.[/]")
+        raise typer.Exit(INTERRUPTED_EXIT) from None

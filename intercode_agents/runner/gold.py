@@ -1,0 +1,126 @@
+"""The gold replay: every selected task's gold answer through its env, to prove the envs and rewards.
+
+A solved task scores 1.0. A corrupt one has a gold that fails by itself (``corrupt`` in the strict
+reward's parts, ``gold_failed`` in either mode: a gold query with a syntax error, a gold command that
+times out), which is a property of the data, not of the env. Anything else is a failure: a reward
+below 1.0 or an env error, listed with the reward's parts so the cause is visible.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from intercode_agents.runner.eval import run_eval
+from intercode_agents.trajectory import Trajectory
+
+#: Default selection per env: its InterCode task set (for Bash the four file systems and the test split).
+GOLD_DEFAULT_TASKS: dict[str, str] = {
+    "bash": "fs1,fs2,fs3,fs4,test",
+    "sql": "spider",
+    "python": "mbpp",
+    "ctf": "picoctf",
+}
+
+
+@dataclass
+class GoldResult:
+    task_id: str
+    reward: float | None
+    outcome: str
+    parts: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    duration_s: float = 0.0
+
+
+@dataclass
+class GoldReport:
+    env: str
+    reward_mode: str
+    solved: list[GoldResult]
+    failed: list[GoldResult]
+    corrupt: list[GoldResult]
+    wall_s: float
+    concurrency: int
+
+    @property
+    def total(self) -> int:
+        return len(self.solved) + len(self.failed) + len(self.corrupt)
+
+    @property
+    def episodes_per_s(self) -> float:
+        return self.total / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "env": self.env,
+            "reward_mode": self.reward_mode,
+            "total": self.total,
+            "n_solved": len(self.solved),
+            "n_failed": len(self.failed),
+            "n_corrupt": len(self.corrupt),
+            "ok": self.ok,
+            "wall_s": round(self.wall_s, 3),
+            "episodes_per_s": round(self.episodes_per_s, 3),
+            "concurrency": self.concurrency,
+            "solved": [asdict(r) for r in self.solved],
+            "failed": [asdict(r) for r in self.failed],
+            "corrupt": [asdict(r) for r in self.corrupt],
+        }
+
+
+def _result(traj: Trajectory) -> GoldResult:
+    return GoldResult(traj.task_id, traj.reward, traj.outcome, traj.reward_parts, traj.error, traj.duration_s)
+
+
+def classify(
+    env: str, reward_mode: str, records: list[Trajectory], wall_s: float, concurrency: int
+) -> GoldReport:
+    solved, failed, corrupt = [], [], []
+    for traj in sorted(records, key=lambda t: _natural_key(t.task_id)):
+        if traj.reward_parts.get("corrupt") or traj.reward_parts.get("gold_failed"):
+            corrupt.append(_result(traj))
+        elif traj.solved:
+            solved.append(_result(traj))
+        else:
+            failed.append(_result(traj))
+    return GoldReport(env, reward_mode, solved, failed, corrupt, wall_s, concurrency)
+
+
+def _natural_key(task_id: str) -> list[Any]:
+    return [int(part) if part.isdigit() else part for part in task_id.split("/")]
+
+
+async def run_gold(
+    env_name: str,
+    *,
+    selector: str | None = None,
+    concurrency: int = 4,
+    reward: str = "intercode",
+    out_dir: str | Path | None = None,
+    progress: bool = True,
+    console: Console | None = None,
+) -> GoldReport:
+    """Replay the gold of the selected tasks (default: the env's InterCode set). Records go to
+    ``out_dir`` when given, else to a temporary directory that is removed afterwards."""
+    chosen = selector if selector else GOLD_DEFAULT_TASKS.get(env_name)
+    with tempfile.TemporaryDirectory(prefix="intercode-gold-") as scratch:
+        result = await run_eval(
+            env_name,
+            model="gold",
+            selector=chosen,
+            concurrency=concurrency,
+            reward=reward,
+            out_dir=out_dir or Path(scratch) / "run",
+            progress=progress,
+            console=console,
+        )
+    return classify(env_name, reward, result.records, result.wall_s, concurrency)

@@ -1,0 +1,87 @@
+"""The live progress bar of a run: done/total, success so far, episodes per minute, ETA, errors."""
+
+from __future__ import annotations
+
+import time
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from intercode_agents.trajectory import Trajectory
+
+UNSCORED = ("env_error", "model_error")
+
+
+class RunProgress:
+    """Counts finished episodes (those recorded before a resume included) and renders them live."""
+
+    def __init__(
+        self,
+        total: int,
+        *,
+        previous: list[Trajectory] | None = None,
+        label: str = "episodes",
+        console: Console | None = None,
+        enabled: bool = True,
+    ) -> None:
+        previous = previous or []
+        self.total = total
+        self.done = len(previous)
+        self.scored = sum(t.outcome not in UNSCORED for t in previous)
+        self.solved = sum(t.solved for t in previous)
+        self.errors = sum(t.outcome in UNSCORED for t in previous)
+        self.new = 0
+        self.started = time.perf_counter()
+        self._progress = (
+            Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(bar_width=24),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[stats]}"),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=console,
+                transient=False,
+            )
+            if enabled
+            else None
+        )
+        self._task = (
+            self._progress.add_task(label, total=total, completed=self.done, stats=self.stats())
+            if self._progress
+            else None
+        )
+
+    def stats(self) -> str:
+        rate = f"{100 * self.solved / self.scored:.0f}%" if self.scored else "–"
+        color = "red" if self.errors else "green"
+        return (
+            f"solved {self.solved} ({rate})  {self.per_minute():.1f} ep/min  [{color}]errors {self.errors}[/]"
+        )
+
+    def per_minute(self) -> float:
+        elapsed = time.perf_counter() - self.started
+        return 60 * self.new / elapsed if elapsed > 0 else 0.0
+
+    def advance(self, traj: Trajectory) -> None:
+        self.done += 1
+        self.new += 1
+        if traj.outcome in UNSCORED:
+            self.errors += 1
+        else:
+            self.scored += 1
+            self.solved += traj.solved
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, completed=self.done, stats=self.stats())
+
+    def __enter__(self) -> RunProgress:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._progress is not None:
+            self._progress.stop()

@@ -1,0 +1,116 @@
+"""Terminal views of runs: the summary table, the gold report and the replay report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from intercode_agents.runner.gold import GoldReport, GoldResult
+from intercode_agents.runner.replay import ReplayReport
+
+PARTS_SHOWN = 6  # reward parts per failed task in the gold table
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def summary_table(summary: dict[str, Any], *, wall_s: float | None = None, new: int | None = None) -> Table:
+    """The headline metrics of ``summary.json`` as a two-column table."""
+    outcomes = summary["outcomes"]
+    tokens, cost = summary["tokens"], summary["cost"]
+    table = Table(title="Run summary", show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    rows = [
+        ("episodes", str(summary["n_episodes"])),
+        ("scored (no env/model error)", str(summary["n_scored"])),
+        ("solved", str(summary["n_solved"])),
+        ("success rate", _pct(summary["success_rate"])),
+        ("mean reward", _num(summary["mean_reward"], 3)),
+        (
+            "first pass / recovery",
+            f"{_pct(summary['first_pass']['rate'])} / {_pct(summary['recovery']['rate'])}",
+        ),
+        ("mean turns (budget)", f"{_num(summary['mean_turns'])} ({summary['turn_budget']})"),
+        ("errored actions", _pct(summary["error_rate"])),
+        ("outcomes", ", ".join(f"{k} {v}" for k, v in outcomes.items() if v) or "none"),
+        ("tokens in / out", f"{tokens['input']:,} / {tokens['output']:,}"),
+        ("cost (USD)", "unknown" if cost["total_usd"] is None else f"{cost['total_usd']:.4f}"),
+    ]
+    if wall_s is not None and new is not None:
+        per_min = 60 * new / wall_s if wall_s > 0 else 0.0
+        rows.append(("this session", f"{new} episodes in {wall_s:.1f} s ({per_min:.1f}/min)"))
+    for key, value in rows:
+        table.add_row(key, value)
+    return table
+
+
+def _parts(result: GoldResult) -> str:
+    shown = [(k, v) for k, v in result.parts.items() if v not in ("", None, False, 0)][:PARTS_SHOWN]
+    text = ", ".join(f"{k}={v}" for k, v in shown)
+    return f"{result.error}  {text}".strip() if result.error else text
+
+
+def gold_view(report: GoldReport) -> Group:
+    parts: list[Any] = []
+    if report.failed or report.corrupt:
+        table = Table("task", "reward", "status", "parts / error", title="Tasks whose gold did not score 1")
+        for result, status in [
+            *((r, "[red]failed[/]") for r in report.failed),
+            *((r, "corrupt") for r in report.corrupt),
+        ]:
+            reward = "–" if result.reward is None else f"{result.reward:g}"
+            table.add_row(
+                result.task_id,
+                reward,
+                status if result.outcome != "env_error" else "[red]env_error[/]",
+                _parts(result),
+            )
+        parts.append(table)
+    if report.solved:
+        ids = " ".join(f"{r.task_id}={r.reward:g}" for r in report.solved if r.reward is not None)
+        parts.append(Text(f"solved ({len(report.solved)}): {ids}", style="green"))
+    verdict = "[bold green]all gold solved[/]" if report.ok else f"[bold red]{len(report.failed)} failed[/]"
+    parts.append(
+        Text.from_markup(
+            f"{report.env} ({report.reward_mode}): {report.total} tasks, {len(report.solved)} solved, "
+            f"{len(report.failed)} failed, {len(report.corrupt)} corrupt; {verdict}; "
+            f"{report.episodes_per_s:.2f} episodes/s "
+            f"({report.wall_s:.1f} s at concurrency {report.concurrency})"
+        )
+    )
+    return Group(*parts)
+
+
+def replay_view(report: ReplayReport) -> Group:
+    parts: list[Any] = []
+    if report.changed:
+        table = Table(
+            "task", "env", "seed", "recorded", "replayed", "replayed parts", title="Rewards that changed"
+        )
+        for e in report.changed:
+            shown = ", ".join(f"{k}={v}" for k, v in e.replayed_parts.items() if v not in ("", None))
+            table.add_row(
+                e.task_id, e.env, str(e.seed), _num(e.recorded, 3), _num(e.replayed, 3), e.error or shown
+            )
+        parts.append(table)
+    for task_id, why in report.skipped:
+        parts.append(Text(f"skipped {task_id}: {why}", style="yellow"))
+    same = len(report.episodes) - len(report.changed)
+    style = "bold red" if report.changed else "bold green"
+    parts.append(
+        Text(
+            f"{len(report.episodes)} episodes replayed in {report.wall_s:.1f} s: {same} reproduced, "
+            f"{len(report.changed)} changed, {len(report.skipped)} skipped",
+            style=style,
+        )
+    )
+    return Group(*parts)

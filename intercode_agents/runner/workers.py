@@ -1,0 +1,81 @@
+"""The concurrent core of a run: K workers, each owning one env, share a queue of episodes.
+
+Every worker plays its episodes one after the other on its own env; the envs of one event loop share
+the warm sandbox pools. A finished trajectory goes to ``on_done`` at once (the runner appends it to
+the records). Cancelling the run (Ctrl-C) cancels the episodes in flight and closes every env, which
+removes their containers; finished episodes were already handed over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from intercode_agents.datasets import Task
+from intercode_agents.envs import make_env
+from intercode_agents.errors import IntercodeError
+from intercode_agents.runner.players import Player
+from intercode_agents.trajectory import Trajectory
+
+
+@dataclass(frozen=True)
+class Episode:
+    task: Task
+    seed: int | None = None
+
+
+async def run_episodes(
+    env_name: str,
+    episodes: Iterable[Episode],
+    player: Player,
+    *,
+    concurrency: int = 1,
+    env_options: dict[str, Any] | None = None,
+    image_ids: dict[str, str] | None = None,
+    on_done: Callable[[Trajectory], None] | None = None,
+) -> list[Trajectory]:
+    """Play ``episodes`` with at most ``concurrency`` at a time; return the trajectories in finish order."""
+    queue: asyncio.Queue[Episode] = asyncio.Queue()
+    for episode in episodes:
+        queue.put_nowait(episode)
+    finished: list[Trajectory] = []
+
+    async def worker() -> None:
+        async with make_env(env_name, **(env_options or {})) as env:
+            while not queue.empty():
+                episode = queue.get_nowait()
+                traj = await player.play(env, episode.task, episode.seed)
+                if image_ids and episode.task.image in image_ids:
+                    traj.image_id = image_ids[episode.task.image]
+                finished.append(traj)
+                if on_done is not None:
+                    on_done(traj)
+
+    workers = max(1, min(concurrency, queue.qsize()))
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(workers):
+                group.create_task(worker())
+    except BaseExceptionGroup as eg:
+        raise _first_error(eg) from None
+    return finished
+
+
+def _first_error(eg: BaseExceptionGroup) -> BaseException:
+    """The error to show for a failed run: a project error (a bad argument) first, else the first."""
+    leaves: list[BaseException] = []
+
+    def walk(exc: BaseException) -> None:
+        if isinstance(exc, BaseExceptionGroup):
+            for inner in exc.exceptions:
+                walk(inner)
+        else:
+            leaves.append(exc)
+
+    walk(eg)
+    for exc in leaves:
+        if isinstance(exc, IntercodeError):
+            return exc
+    return leaves[0]

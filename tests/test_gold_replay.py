@@ -1,0 +1,78 @@
+"""The gold replay that proves the envs: every gold answer must earn full marks.
+
+CI runs the full Bash (224) and Spider (1034) sets, a sample of MBPP, and every available CTF task.
+The only exceptions allowed are listed here with their reason; anything else failing is a regression.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+# Golds whose output depends on the moment or the machine; the env re-runs the gold right after a
+# mismatch, but on a busy machine a second can still tick between the two runs.
+BASH_VOLATILE = {
+    "bash/fs1/11": "starts a background pipeline whose output races the command's end",
+    "bash/fs2/42": "prints the current date and time",
+    "bash/fs2/49": "curl's progress meter prints elapsed times",
+    "bash/fs3/44": "df prints the disk's current usage",
+}
+# Golds that fail on their own: data defects, reported as corrupt (never a free win).
+BASH_CORRUPT = {"bash/fs1/55": "`grep -r Hello *` from / reads /dev/zero forever and never finishes"}
+SPIDER_CORRUPT = {
+    "sql/spider/164", "sql/spider/178", "sql/spider/225",  # syntax errors in the Spider gold SQL
+    "sql/spider/531", "sql/spider/638", "sql/spider/802",
+}  # fmt: skip
+
+
+def gold(env: str, *args: str, timeout: int = 3000) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-m", "intercode_agents", "gold", env, "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    report = json.loads(proc.stdout)
+    assert proc.returncode == (0 if report["ok"] else 1), proc.stderr[-2000:]
+    return report
+
+
+def ids(report: dict, key: str) -> set[str]:
+    return {r["task_id"] for r in report[key]}
+
+
+def test_bash_all_224_golds_score_one():
+    report = gold("bash", "--concurrency", "4")
+    assert report["total"] == 224
+    assert ids(report, "failed") <= set(BASH_VOLATILE), report["failed"]
+    assert ids(report, "corrupt") <= set(BASH_CORRUPT), report["corrupt"]
+    assert report["n_solved"] >= 224 - len(BASH_VOLATILE) - len(BASH_CORRUPT)
+
+
+def test_spider_golds_score_one_except_the_broken_ones():
+    report = gold("sql", "--concurrency", "8")
+    assert report["total"] == 1034
+    assert report["n_solved"] >= 1028
+    assert ids(report, "failed") == set(), report["failed"]
+    assert ids(report, "corrupt") <= SPIDER_CORRUPT
+    for entry in report["corrupt"]:
+        assert entry["reward"] == 0.0  # a failing gold is never a free win
+
+
+def test_mbpp_sample_golds_score_one():
+    report = gold("python", "--tasks", "python/mbpp/1?,python/mbpp/2??", "--concurrency", "4")
+    assert report["total"] >= 100
+    assert report["n_failed"] == 0, report["failed"]
+
+
+def test_every_available_ctf_gold_flag_scores_one():
+    report = gold("ctf", "--concurrency", "4")
+    assert report["total"] == 94  # 100 tasks, 6 unavailable here (downloads, missing big files)
+    assert report["n_solved"] == 94, report["failed"]
