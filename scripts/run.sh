@@ -81,8 +81,7 @@ case "${1:-}" in
     phase "main job: eval bash test tasks with the local model"
     rm -rf runs/demo  # a fresh demo each time (a real run would use --resume instead)
     intercode-agents eval bash --tasks test --limit 4 --strategy try_again --turns 3 --model local \
-      --concurrency 2 --out runs/demo
-    intercode-agents report runs/demo
+      --concurrency 2 --out runs/demo   # prints the summary and writes runs/demo/report.html
     done_phase
     ;;
   tests)
