@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import os
-import subprocess
 
 import pytest
 
 from intercode_agents.sandbox import close_docker_client
 
 BASH_IMAGE = os.environ.get("INTERCODE_TEST_IMAGE", "intercode-agents/bash:latest")
-
-
-def labelled_containers() -> list[str]:
-    out = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", "label=intercode-agents=1"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return out.stdout.split()
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.docker_helpers import containers_of_run
+
 CLI = [sys.executable, "-c", "from intercode_agents.cli import main; main()"]
 DATA = os.environ.get("INTERCODE_DATA", "/work/shared/intercode-data")
 
@@ -27,16 +29,6 @@ def cli(
     return subprocess.run(
         [*CLI, *args], input=stdin, env=environ, cwd=cwd, capture_output=True, text=True, timeout=timeout
     )
-
-
-def run_containers(run_id: str) -> list[str]:
-    out = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=intercode-agents.run={run_id}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return out.stdout.split()
 
 
 @pytest.mark.parametrize("env", ["bash", "sql", "python", "ctf"])
@@ -134,7 +126,7 @@ def test_play_reads_actions_from_the_terminal_and_shows_the_reward() -> None:
     assert result.returncode == 0, result.stderr
     assert "Count the lines of /testbed/logs/app.log" in result.stdout
     assert "Reward: 1 (solved)" in result.stdout
-    assert run_containers(run_id) == []
+    assert containers_of_run(run_id) == []
 
 
 def test_play_takes_a_fenced_multi_line_python_block() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from intercode_agents.runner.run_dir import read_records
+from tests.docker_helpers import containers_of_run
 
 CLI = [sys.executable, "-c", "from intercode_agents.cli import main; main()"]
 DATA = os.environ.get("INTERCODE_DATA", "/work/shared/intercode-data")
@@ -40,16 +41,6 @@ def cli(args: list[str], run_id: str, timeout: float = 600) -> subprocess.Comple
         text=True,
         timeout=timeout,
     )
-
-
-def run_containers(run_id: str) -> list[str]:
-    out = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=intercode-agents.run={run_id}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return out.stdout.split()
 
 
 def wait_for_records(proc: subprocess.Popen[str], path: Path, at_least: int, timeout: float = 300) -> int:
@@ -80,11 +71,11 @@ def test_sigkill_halfway_then_cleanup_and_resume_records_every_task_once(tmp_pat
     proc.stderr.close()
     killed_with, _ = read_records(out / "trajectories.jsonl")
     assert 5 <= len(killed_with) < 40
-    assert run_containers(first), "a SIGKILL leaves the run's containers behind"
+    assert containers_of_run(first), "a SIGKILL leaves the run's containers behind"
 
     cleanup = cli(["cleanup"], new_run_id())
     assert cleanup.returncode == 0, cleanup.stderr
-    assert run_containers(first) == []
+    assert containers_of_run(first) == []
 
     second = new_run_id()
     resumed = cli([*args, "--resume"], second)
@@ -94,7 +85,7 @@ def test_sigkill_halfway_then_cleanup_and_resume_records_every_task_once(tmp_pat
     assert len(ids) == len(set(ids)) == 40
     assert [r.task_id for r in records[: len(killed_with)]] == [r.task_id for r in killed_with]
     assert "this session" in resumed.stdout and f"{40 - len(killed_with)} episodes" in resumed.stdout
-    assert run_containers(second) == []
+    assert containers_of_run(second) == []
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -115,4 +106,4 @@ def test_a_signal_stops_cleanly_keeps_records_removes_containers_and_prints_the_
     expected = f"intercode-agents eval bash --model gold --tasks mini --concurrency 2 --out {out} --resume"
     assert expected in " ".join(stderr.split())
     assert "Traceback" not in stderr
-    assert run_containers(run_id) == []
+    assert containers_of_run(run_id) == []

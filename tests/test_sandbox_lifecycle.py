@@ -14,18 +14,7 @@ import pytest
 
 from intercode_agents.errors import EngineUnavailable, ImageMissing
 from intercode_agents.sandbox import RUN_ID, Sandbox, cleanup_containers
-
-SLEEPER = ["sleep", "infinity"]
-
-
-def containers_of_run(run_id: str) -> list[str]:
-    out = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=intercode-agents.run={run_id}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return out.stdout.split()
+from tests.docker_helpers import SLEEPER, containers_of_run
 
 
 async def test_no_network_inside(bash_image):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from intercode_agents.sandbox import RUN_ID, Sandbox, SandboxPool
-from tests.test_sandbox_lifecycle import SLEEPER, containers_of_run
+from tests.docker_helpers import SLEEPER, containers_of_run
 
 # A JSON-lines helper written in sh: echoes requests, hangs on demand.
 ECHO_HELPER = r"""
