@@ -1,0 +1,1 @@
+"""The intercode-agents test suite (real Docker engine, real images)."""
