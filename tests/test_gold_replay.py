@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -32,13 +33,14 @@ SPIDER_CORRUPT = {
 
 
 def gold(env: str, *args: str, timeout: int = 3000) -> dict:
-    proc = subprocess.run(
-        [sys.executable, "-m", "intercode_agents", "gold", env, "--json", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "COLUMNS": "200"},
-    )
+    with tempfile.TemporaryDirectory(prefix="gold-cache-") as cache:  # every gold runs: no stored facts
+        proc = subprocess.run(
+            [sys.executable, "-m", "intercode_agents", "gold", env, "--json", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, "COLUMNS": "200", "INTERCODE_AGENTS_CACHE": cache},
+        )
     report = json.loads(proc.stdout)
     assert proc.returncode == (0 if report["ok"] else 1), proc.stderr[-2000:]
     return report

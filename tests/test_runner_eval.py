@@ -98,3 +98,30 @@ async def test_a_missing_image_is_one_clear_error() -> None:
     )
     with pytest.raises(ImageMissing, match="intercode-agents/no-such-image:latest"):
         await image_ids([task])
+
+
+async def test_episodes_played_on_given_envs_leave_them_open_with_warm_pools() -> None:
+    from intercode_agents import make_env
+    from intercode_agents.datasets import select_tasks
+    from intercode_agents.runner.players import GoldPlayer
+    from intercode_agents.runner.workers import Episode, run_episodes
+
+    tasks = select_tasks("bash", "mini")[:4]  # read-only golds: every sandbox comes back pristine
+    envs = [make_env("bash", facts_cache="process"), make_env("bash", facts_cache="process")]
+    try:
+        first = await run_episodes(
+            "bash", [Episode(t) for t in tasks], GoldPlayer(), concurrency=2, envs=envs
+        )
+        pool = await envs[0].pool(tasks[0].image)
+        assert pool is await envs[1].pool(tasks[0].image)
+        await pool.drain()
+        created = pool.stats["created"]
+        second = await run_episodes(
+            "bash", [Episode(t) for t in tasks], GoldPlayer(), concurrency=2, envs=envs
+        )
+        await pool.drain()
+        assert [t.solved for t in first + second] == [True] * 8
+        assert pool.stats["created"] == created and pool.stats["reused"] >= 4
+    finally:
+        for env in envs:
+            await env.close()

@@ -56,3 +56,18 @@ async def test_json_session_round_trip_and_restart_after_hang(bash_image):
         assert reply["ok"] is False and reply["restarted"] and reply["timed_out"]
         reply = await js.request({"op": "again"}, timeout=5)
         assert reply["ok"] and reply["echo"]["op"] == "again"
+
+
+async def test_a_shrunk_pool_keeps_its_ready_sandboxes_but_not_the_returned_surplus(bash_image):
+    async with SandboxPool(bash_image, size=1, cmd=SLEEPER) as pool:
+        pool.grow(2)
+        await pool.drain()
+        assert len(pool._ready) == 3
+        taken = [await pool.acquire() for _ in range(3)]
+        await pool.drain()  # the pool refilled itself to three ready ones
+        pool.shrink(2)
+        for sb in taken:
+            await pool.release(sb)
+        await pool.drain()
+        assert pool.size == 1 and len(pool._ready) == 3  # the refills stay; the returned go
+        assert not set(taken) & set(pool._ready) and not any(sb.running for sb in taken)

@@ -60,13 +60,16 @@ def parse_request(line: bytes) -> Request:
 
 
 def serve(channel: Channel, handlers: dict[str, Handler]) -> int:
-    """Answer requests until stdin closes. Every request gets exactly one response line."""
+    """Answer requests until stdin closes or an ``exit`` request comes (it gets no answer). Every
+    other request gets exactly one response line."""
     while (line := channel.read_line()) is not None:
         if not line.strip():
             continue
         req_id: Any = None
         try:
             req = parse_request(line)
+            if req.get("op") == "exit":
+                return 0
             req_id = req.get("id")
             op = req.get("op")
             handler = handlers.get(op) if isinstance(op, str) else None

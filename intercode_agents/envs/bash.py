@@ -17,6 +17,7 @@ from typing import Any
 
 from intercode_agents.datasets import Task
 from intercode_agents.envs.base import ActionResult
+from intercode_agents.envs.bash_fact_store import fact_store
 from intercode_agents.envs.bash_facts import (
     MISSING,
     GoldFacts,
@@ -37,17 +38,15 @@ from intercode_agents.rewards import (
 )
 from intercode_agents.sandbox import ShellSession
 
-_GOLD_FACTS: dict[tuple[str, str], GoldFacts] = {}  # (image id, gold command) -> facts
-_IMAGE_DIGESTS: dict[str, dict[tuple[str, bool], PathDigest]] = {}  # image id -> (path, deep) -> digest
-
 
 class BashEnv(PooledEnv):
     name = "bash"
     language = "bash"
     default_image = "bash"
 
-    def __init__(self, **kw: Any) -> None:
+    def __init__(self, *, facts_cache: str = "disk", **kw: Any) -> None:
         super().__init__(**kw)
+        self.facts = fact_store(facts_cache)
         self.shell: ShellSession | None = None
 
     async def _prepare(self, task: Task) -> None:
@@ -71,40 +70,42 @@ class BashEnv(PooledEnv):
             duration_s=r.duration_s,
         )
 
+    def _image_key(self, task: Task) -> str:
+        """The image the current episode runs on (its ID, so a rebuilt image is a new key)."""
+        return (self.sandbox.image_id if self.sandbox else None) or task.image
+
     async def _facts(self, task: Task) -> GoldFacts | None:
-        """The gold's facts on this task's image (computed once per process)."""
-        pool = await self.pool(task.image)
-        sb = await pool.acquire()
-        key = (sb.image_id or task.image, task.gold)
-        try:
-            if key not in _GOLD_FACTS:
+        """The gold's facts on this task's image (computed once, then from the store)."""
+        image = self._image_key(task)
+        facts = self.facts.facts(image, task.gold)
+        if facts is None:
+            sb, pool = await self.borrow(task.image)
+            try:
                 facts = await gold_facts(sb, task.gold, max(self.action_timeout, 60))
-                if facts is None:
-                    return None
-                _GOLD_FACTS[key] = facts
-            return _GOLD_FACTS[key]
-        finally:
-            await pool.release(sb)  # reused only if verified pristine
+            finally:
+                await pool.release(sb)  # reused only if verified pristine
+            if facts is not None:
+                self.facts.put_facts(image, task.gold, facts)
+        return facts
 
     async def _image_digests(
         self, task: Task, wanted: list[tuple[str, bool]]
     ) -> dict[tuple[str, bool], PathDigest]:
-        """Digests of the ``wanted`` (path, deep) pairs in the pristine image (cached per image)."""
-        pool = await self.pool(task.image)
-        sb = await pool.acquire()
-        try:
-            cache = _IMAGE_DIGESTS.setdefault(sb.image_id or task.image, {})
-            missing = [w for w in wanted if w not in cache]
-            if missing:
+        """Digests of the ``wanted`` (path, deep) pairs in the pristine image (probed once each)."""
+        image = self._image_key(task)
+        known = self.facts.digests(image)
+        missing = [w for w in wanted if w not in known]
+        if missing:
+            sb, pool = await self.borrow(task.image)
+            try:
                 request = ProbeRequest(
                     deep=tuple(p for p, d in missing if d), shallow=tuple(p for p, d in missing if not d)
                 )
                 found = await probe(sb, request)
-                for path, deep in missing:
-                    cache[(path, deep)] = found.get(path, MISSING)
-            return cache
-        finally:
-            await pool.release(sb)
+            finally:
+                await pool.release(sb)
+            self.facts.put_digests(image, {(p, deep): found.get(p, MISSING) for p, deep in missing})
+        return known
 
     async def _score(self, submission: str) -> RewardResult:
         task = self._require_task()

@@ -70,4 +70,4 @@ class PooledEnv(Env):
         await self.return_sandbox()
         pools, self._pools = self._pools, {}
         for pool in pools.values():
-            await close_pool(pool)
+            await close_pool(pool, self.pool_size)

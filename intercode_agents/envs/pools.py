@@ -45,7 +45,7 @@ async def _open(key: _Key, create: Callable[[], Awaitable[R]], again: Callable[[
         return resource
 
 
-async def _close(resource: Sandbox | SandboxPool) -> None:
+async def _close(resource: R, still_used: Callable[[R], None]) -> None:
     """Drop one reference; the last one closes the resource and removes its containers."""
     shared, lock = _state()
     async with lock:
@@ -53,6 +53,7 @@ async def _close(resource: Sandbox | SandboxPool) -> None:
             if entry[0] is resource:
                 entry[1] -= 1
                 if entry[1] > 0:
+                    still_used(resource)
                     return
                 del shared[key]
                 break
@@ -74,8 +75,9 @@ async def open_pool(image: str, size: int, **options: Any) -> SandboxPool:
     return await _open(_key("pool", image, options), create, lambda pool: pool.grow(size))
 
 
-async def close_pool(pool: SandboxPool) -> None:
-    await _close(pool)
+async def close_pool(pool: SandboxPool, size: int) -> None:
+    """Drop the reference of an opener that added ``size``; its warm capacity goes with it."""
+    await _close(pool, lambda p: p.shrink(size))
 
 
 async def open_shared(image: str, **options: Any) -> Sandbox:
@@ -84,4 +86,4 @@ async def open_shared(image: str, **options: Any) -> Sandbox:
 
 
 async def close_shared(sb: Sandbox) -> None:
-    await _close(sb)
+    await _close(sb, lambda _: None)

@@ -9,12 +9,12 @@ removes their containers; finished episodes were already handed over.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from intercode_agents.datasets import Task
-from intercode_agents.envs import make_env
+from intercode_agents.envs import Env, make_env
 from intercode_agents.errors import IntercodeError
 from intercode_agents.runner.players import Player
 from intercode_agents.trajectory import Trajectory
@@ -35,29 +35,41 @@ async def run_episodes(
     env_options: dict[str, Any] | None = None,
     image_ids: dict[str, str] | None = None,
     on_done: Callable[[Trajectory], None] | None = None,
+    envs: Sequence[Env] | None = None,
 ) -> list[Trajectory]:
-    """Play ``episodes`` with at most ``concurrency`` at a time; return the trajectories in finish order."""
+    """Play ``episodes`` with at most ``concurrency`` at a time; return the trajectories in finish order.
+
+    Each worker makes its own env and closes it at the end, unless ``envs`` are given: then one
+    worker plays on each of them and leaves it open (its pools stay warm for the next call).
+    """
     queue: asyncio.Queue[Episode] = asyncio.Queue()
     for episode in episodes:
         queue.put_nowait(episode)
     finished: list[Trajectory] = []
 
+    async def play_all(env: Env) -> None:
+        while not queue.empty():
+            episode = queue.get_nowait()
+            traj = await player.play(env, episode.task, episode.seed)
+            if image_ids and episode.task.image in image_ids:
+                traj.image_id = image_ids[episode.task.image]
+            finished.append(traj)
+            if on_done is not None:
+                on_done(traj)
+
     async def worker() -> None:
         async with make_env(env_name, **(env_options or {})) as env:
-            while not queue.empty():
-                episode = queue.get_nowait()
-                traj = await player.play(env, episode.task, episode.seed)
-                if image_ids and episode.task.image in image_ids:
-                    traj.image_id = image_ids[episode.task.image]
-                finished.append(traj)
-                if on_done is not None:
-                    on_done(traj)
+            await play_all(env)
 
     workers = max(1, min(concurrency, queue.qsize()))
     try:
         async with asyncio.TaskGroup() as group:
-            for _ in range(workers):
-                group.create_task(worker())
+            if envs is not None:
+                for env in envs[:workers]:
+                    group.create_task(play_all(env))
+            else:
+                for _ in range(workers):
+                    group.create_task(worker())
     except BaseExceptionGroup as eg:
         raise _first_error(eg) from None
     return finished

@@ -49,6 +49,12 @@ class SandboxConfig:
     tmpfs: dict[str, str] = field(default_factory=dict)
     read_only: bool = False
     hostname: str | None = "sandbox"  # the same in every sandbox, so outputs that print it compare equal
+    # "auto": read file-system changes from the overlay upper directory when this host can (a local
+    # engine, as root), else from the Engine API; "engine": always the Engine API.
+    diff_source: str = "auto"
+    # Start sessions through an in-container launcher bash (a fork each) instead of a docker exec
+    # each; images without bash fall back to docker exec by themselves.
+    launcher: bool = True
 
     def container_spec(self, image: str) -> dict[str, Any]:
         """The Engine API body of ``POST /containers/create``."""

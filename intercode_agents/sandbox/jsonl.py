@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from intercode_agents.sandbox.sandbox import Sandbox
 
 
+GOODBYE = b'{"op": "exit"}\n'  # the request that ends a helper (see docker/helpers/jsonl_protocol.py)
+
+
 class JsonSession:
     def __init__(
         self,
@@ -44,10 +47,9 @@ class JsonSession:
         self._next_id = 0
 
     async def start(self) -> JsonSession:
-        proc = ProcessStream(
-            self._sandbox.container, self._argv, user=self._user, workdir=self._workdir, env=self._env
+        proc = await self._sandbox.start_process(
+            self._argv, user=self._user, workdir=self._workdir, env=self._env, goodbye=GOODBYE
         )
-        await proc.start()
         self._proc = proc
         line = await proc.read_line(self.ready_timeout, self.max_line)
         try:
@@ -99,11 +101,5 @@ class JsonSession:
 
     async def close(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if not proc.eof and proc.pid and self._sandbox.running:
-            try:
-                await self._sandbox.signal_tree(proc.pid, "KILL", include_root=True)
-            except Exception:  # the container may be going away
-                pass
-        await proc.close()
+        if proc is not None:
+            await self._sandbox.end_process(proc, busy=self._lock.locked())

@@ -17,7 +17,7 @@ import contextlib
 from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
-from intercode_agents.sandbox.sandbox import Change, Sandbox
+from intercode_agents.sandbox.sandbox import FreshState, Sandbox
 
 
 class SandboxPool:
@@ -30,7 +30,7 @@ class SandboxPool:
         self._options = sandbox_options
         self._ready: list[Sandbox] = []
         self._filling = 0
-        self._baseline: dict[Sandbox, tuple[frozenset[Change], int]] = {}
+        self._baseline: dict[Sandbox, FreshState] = {}
         self._out: set[Sandbox] = set()
         self._recycling: set[Sandbox] = set()  # released, being verified
         self._tasks: set[asyncio.Task[None]] = set()
@@ -55,8 +55,14 @@ class SandboxPool:
         self.size += extra
         self._top_up()
 
+    def shrink(self, fewer: int) -> None:
+        """Keep ``fewer`` sandboxes less warm. Ready ones stay until taken; returned ones beyond the
+        new size are removed."""
+        self.size = max(0, self.size - fewer)
+
     def _top_up(self) -> None:
-        while not self._closed and len(self._ready) + self._filling < self.size:
+        # Sandboxes being verified count: most come back, and a dirty one calls for a refill then.
+        while not self._closed and len(self._ready) + self._filling + len(self._recycling) < self.size:
             self._filling += 1
             self._background(self._fill())
 
@@ -87,8 +93,7 @@ class SandboxPool:
         self.stats["created"] += 1
         try:
             if self.reuse:
-                changes, (_, ready_at) = await asyncio.gather(sb.diff(), sb.processes())
-                self._baseline[sb] = (frozenset(changes), ready_at)
+                self._baseline[sb] = await sb.fresh_state()
         except BaseException:
             await sb.close()
             raise
@@ -122,29 +127,27 @@ class SandboxPool:
                 await sb.close_sessions()
                 if await self.is_pristine(sb):
                     self.stats["reused"] += 1
+                    self._recycling.discard(sb)
                     await self._offer(sb)
                     return
             self._baseline.pop(sb, None)
             self.stats["replaced"] += 1
+            self._recycling.discard(sb)
+            self._top_up()  # the replacement starts while the old container is removed
             await sb.close()
-            self._top_up()
         except BaseException:
+            self._recycling.discard(sb)
             await sb.close()
             raise
-        finally:
-            self._recycling.discard(sb)
 
     async def is_pristine(self, sb: Sandbox) -> bool:
-        baseline = self._baseline.get(sb)
-        if baseline is None or not sb.running:
+        fresh = self._baseline.get(sb)
+        if fresh is None:
             return False
         try:
-            changes, (procs, _) = await asyncio.gather(sb.diff(), sb.processes())
+            return await sb.is_pristine(fresh)
         except Exception:
             return False
-        # Anything started since the sandbox was handed out (a background job, say) is leftover state.
-        leftovers = [pid for pid, start in procs.items() if start >= baseline[1]]
-        return frozenset(changes) == baseline[0] and not leftovers
 
     async def drain(self) -> None:
         """Wait until every release has been verified and refills are done (tests, benchmarks)."""

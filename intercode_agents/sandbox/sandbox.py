@@ -22,6 +22,9 @@ from intercode_agents.sandbox import registry
 from intercode_agents.sandbox.config import SandboxConfig
 from intercode_agents.sandbox.engine import docker_client, engine_call
 from intercode_agents.sandbox.jsonl import JsonSession
+from intercode_agents.sandbox.launcher import Launcher
+from intercode_agents.sandbox.local_engine import cgroup_procs_file, read_pids
+from intercode_agents.sandbox.overlay import OverlayLayers, OverlayUnreadable, UpperEntries
 from intercode_agents.sandbox.result import DEFAULT_OUTPUT_CAP, ExecResult, OutputCapture
 from intercode_agents.sandbox.shell import ShellSession
 from intercode_agents.sandbox.stream import KILL_TREE, ProcessStream
@@ -30,12 +33,20 @@ ChangeKind = Literal["C", "A", "D"]
 _KINDS: dict[int, ChangeKind] = {0: "C", 1: "A", 2: "D"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class Change:
     """One file-system change against the image (Docker's container-changes API)."""
 
     path: str
     kind: ChangeKind  # C(hanged), A(dded), D(eleted)
+
+
+@dataclass(frozen=True)
+class FreshState:
+    """A sandbox as it was when fresh: its file system's reference, and its processes."""
+
+    files: UpperEntries | frozenset[Change]  # the upper directory's entries (readable here), or a diff
+    pids: frozenset[int]
 
 
 class Sandbox:
@@ -52,12 +63,17 @@ class Sandbox:
             if key not in fields:
                 raise ConfigError(f"unknown sandbox option {key!r}; known: {', '.join(sorted(fields))}")
             setattr(config, key, value)
+        if config.diff_source not in ("auto", "engine"):
+            raise ConfigError(f"diff_source must be 'auto' or 'engine', not {config.diff_source!r}")
         self.image = image
         self.config = config
         self.image_id: str | None = None
         self._container: DockerContainer | None = None
         self._sessions: list[ShellSession | JsonSession] = []
         self._engine_changes: frozenset[Change] = frozenset()
+        self._overlay: OverlayLayers | None = None  # set when the changes can be read on this host
+        self._launcher: Launcher | None = None  # starts sessions without a docker exec each
+        self._procs_file: str | None = None  # the container's cgroup.procs, when readable here
         self.running = False
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -93,8 +109,14 @@ class Sandbox:
             self.running = True
             info = await engine_call(container.show)
             self.image_id = info.get("Image")
+            if self.config.diff_source == "auto":
+                self._overlay = OverlayLayers.from_inspect(info)
+                if self._overlay is not None:
+                    self._procs_file = cgroup_procs_file(info)
             # What the engine itself adds (the init binary's mount point) is not a change of ours.
             self._engine_changes = frozenset(await self._changes())
+            if self.config.launcher:
+                self._launcher = await _started_launcher(container)
         except BaseException:
             await self.close()
             raise
@@ -108,6 +130,8 @@ class Sandbox:
             return
         self._container = container  # sessions need it to stop their processes
         await self.close_sessions()
+        if self._launcher is not None:
+            await self._launcher.close()
         self._container = None
         try:
             await asyncio.shield(_remove(container))
@@ -144,6 +168,28 @@ class Sandbox:
         self._sessions.append(session)
         return session
 
+    async def start_process(
+        self,
+        argv: Sequence[str],
+        *,
+        user: str | None = None,
+        workdir: str | None = None,
+        env: dict[str, str] | None = None,
+        goodbye: bytes,
+    ) -> ProcessStream:
+        """Start a session's process: through the launcher when it is free (``goodbye`` is the input
+        that makes the program exit), else by a docker exec of its own (it exits at end of input)."""
+        if self._launcher is not None and self._launcher.idle and user is None:
+            return await self._launcher.spawn(argv, workdir=workdir, env=env, goodbye=goodbye)
+        proc = ProcessStream(self.container, argv, user=user, workdir=workdir, env=env)
+        await proc.start()
+        return proc
+
+    @property
+    def degraded(self) -> bool:
+        """The sandbox lost a process it started for itself (an agent killed its launcher, say)."""
+        return self.config.launcher and (self._launcher is None or not self._launcher.alive)
+
     async def close_sessions(self) -> None:
         """End every session started in this sandbox (their processes are killed)."""
         sessions, self._sessions = self._sessions, []
@@ -167,16 +213,21 @@ class Sandbox:
         env: dict[str, str] | None = None,
         output_cap: int = DEFAULT_OUTPUT_CAP,
     ) -> ExecResult:
-        """Run one command (a string goes through ``sh -c``) in a fresh exec; stdin is closed."""
+        """Run one command (a string goes through ``sh -c``); stdin is closed, errors are folded into
+        the output. It starts through the launcher when that is free, else by a docker exec."""
         argv = ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
         started = time.perf_counter()
-        proc = ProcessStream(self.container, argv, user=user, workdir=workdir, env=env, stdin=False)
-        await proc.start()
+        proc: ProcessStream
+        if self._launcher is not None and self._launcher.idle and user is None:
+            proc = await self._launcher.spawn(argv, workdir=workdir, env=env, goodbye=b"", one_off=True)
+        else:
+            proc = ProcessStream(self.container, argv, user=user, workdir=workdir, env=env, stdin=False)
+            await proc.start()
         capture = OutputCapture(output_cap)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         timed_out = False
-        stderr_seen = 0
+        stderr_seen = len(proc.stderr_tail)
         try:
             while True:
                 remaining = deadline - loop.time()
@@ -271,36 +322,90 @@ class Sandbox:
             return fh.read()
 
     async def diff(self) -> list[Change]:
-        """File-system changes against the image (empty for a pristine sandbox)."""
+        """File-system changes against the image (empty for a pristine sandbox), sorted by path.
+
+        The same answer as Docker's container-changes API; read from the overlay upper directory when
+        the engine's storage is readable here (see :mod:`intercode_agents.sandbox.overlay`).
+        """
         return [c for c in await self._changes() if c not in self._engine_changes]
 
+    @property
+    def diff_source(self) -> Literal["overlay", "engine"]:
+        """Where :meth:`diff` reads the changes: the overlay upper directory, or the Engine API."""
+        return "overlay" if self._overlay is not None else "engine"
+
     async def _changes(self) -> list[Change]:
+        if self._overlay is not None:
+            try:
+                found = await asyncio.to_thread(self._overlay.changes)
+                return [Change(path, kind) for path, kind in found]
+            except OverlayUnreadable:
+                pass
+        return await self.engine_changes()
+
+    async def engine_changes(self) -> list[Change]:
+        """The changes as the Engine API reports them (``docker diff``; slow: it walks both trees)."""
         raw = await engine_call(lambda: self.container.docker._query_json(f"containers/{self.id}/changes"))
-        return [Change(item["Path"], _KINDS.get(item["Kind"], "C")) for item in raw or []]
+        return sorted(Change(item["Path"], _KINDS.get(item["Kind"], "C")) for item in raw or [])
 
-    async def processes(self) -> tuple[dict[int, int], int]:
-        """Live processes as {pid: start time in clock ticks}, and the start time of the probe itself."""
-        result = await self.exec(["/bin/sh", "-c", _PS_PROBE])
-        procs: dict[int, int] = {}
-        probe_start = 0
-        for line in result.output.splitlines():
-            pid, _, start = line.partition(" ")
-            if pid == "self":
-                probe_start = int(start)
-            elif pid.isdigit() and start.isdigit():
-                procs[int(pid)] = int(start)
-        return procs, probe_start
+    async def processes(self) -> frozenset[int]:
+        """The PIDs (as the engine's host sees them) of every process alive in the container: from
+        its cgroup when this host can read it, else from the Engine API's ``top``. No process is
+        started inside the sandbox to list them."""
+        if self._procs_file is not None:
+            try:
+                return read_pids(self._procs_file)
+            except OSError:
+                self._procs_file = None
+        found = await engine_call(
+            lambda: self.container.docker._query_json(
+                f"containers/{self.id}/top", params={"ps_args": "-o pid"}
+            )
+        )
+        column = found.get("Titles", []).index("PID")
+        return frozenset(int(row[column]) for row in found.get("Processes") or [])
+
+    # -- pristine state ----------------------------------------------------------------------
+    async def fresh_state(self) -> FreshState:
+        """What this sandbox is now, as the reference of later pristine checks (call it fresh)."""
+        if self._overlay is not None:
+            files: UpperEntries | frozenset[Change] = await asyncio.to_thread(self._overlay.entries)
+        else:
+            files = frozenset(await self.diff())
+        return FreshState(files, await self.processes())
+
+    async def is_pristine(self, fresh: FreshState) -> bool:
+        """Whether the sandbox is as it was when ``fresh`` was taken: the very same processes, and
+        the same file system. Where the overlay is readable here, nothing may have entered the upper
+        directory since and nothing there may have changed; else Docker's change list must be the
+        same (which misses a folder whose content changed and changed back)."""
+        if not self.running or self.degraded or await self.processes() != fresh.pids:
+            return False
+        if self._overlay is not None and isinstance(fresh.files, dict):
+            return await asyncio.to_thread(self._overlay.entries) == fresh.files
+        return frozenset(await self.diff()) == fresh.files
+
+    async def end_process(self, proc: ProcessStream, *, busy: bool) -> None:
+        """Stop a session's process: an idle one is asked to exit by closing its input, a busy one
+        (or one that does not exit within a second) has its process tree killed."""
+        try:
+            if self.running and not proc.eof and (busy or not await proc.end(grace=1.0)):
+                await self.signal_tree(proc.pid, "KILL", include_root=True)
+        except Exception:  # the container may be going away
+            pass
+        finally:
+            await proc.close()
 
 
-# Prints "pid starttime" per process (field 22 of /proc/PID/stat), and "self <starttime>" for the probe.
-_PS_PROBE = r"""
-for f in /proc/[0-9]*/stat; do
-  IFS= read -r line < "$f" 2>/dev/null || continue
-  pid=${line%% *}; rest=${line##*) }
-  set -- $rest
-  if [ "$pid" = "$$" ]; then echo "self ${20}"; else echo "$pid ${20}"; fi
-done
-"""
+async def _started_launcher(container: DockerContainer) -> Launcher | None:
+    """A running launcher, or None when the image cannot run one (no bash): sessions then start
+    by docker exec."""
+    launcher = Launcher(container)
+    try:
+        return await launcher.start()
+    except SessionDied:
+        await launcher.close()
+        return None
 
 
 async def _remove(container: DockerContainer) -> None:

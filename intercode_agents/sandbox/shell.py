@@ -77,14 +77,13 @@ class ShellSession:
         nonce = secrets.token_hex(8)
         self._prefix = b"\x1e\x1e" + nonce.encode() + b":"
         self._marker_re = re.compile(re.escape(self._prefix) + rb"(-?\d+)\x1e\n")
-        proc = ProcessStream(
-            self._sandbox.container,
+        proc = await self._sandbox.start_process(
             ["bash", "--noprofile", "--norc", "-s"],
             user=self._user,
             workdir=self._workdir,
             env=self._env,
+            goodbye=b"exit 0\x00",
         )
-        await proc.start()
         await proc.write(_loop_script(nonce))
         self._proc = proc
         ready = await self._read_result(time.perf_counter(), 30.0, interruptible=False)
@@ -186,11 +185,8 @@ class ShellSession:
         await self.start()
 
     async def close(self) -> None:
-        if self._proc is not None:
-            if not self._proc.eof and self._sandbox.running:
-                try:
-                    await self._sandbox.signal_tree(self._proc.pid, "KILL", include_root=True)
-                except Exception:  # the container may be going away
-                    pass
-            await self._proc.close()
-            self._proc = None
+        """End the session: an idle shell exits at the end of its input; a busy one (or one whose
+        background jobs hold its output) has its process tree killed."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            await self._sandbox.end_process(proc, busy=self._lock.locked())

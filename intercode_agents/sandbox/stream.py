@@ -148,6 +148,30 @@ class ProcessStream:
         info = await engine_call(self._exec.inspect)
         return None if info.get("Running") else info.get("ExitCode")
 
+    async def end(self, grace: float) -> bool:
+        """Close the process's stdin and wait up to ``grace`` seconds for it to exit (its stdout to
+        end); True when it did. The helpers and the bash loop exit at the end of their input."""
+        if self.eof:
+            return True
+        if self._stream is None or self._stream._resp is None or self._stream._resp.connection is None:
+            return False
+        transport = self._stream._resp.connection.transport
+        if transport is None or not transport.can_write_eof():
+            return False
+        transport.write_eof()
+        return await self.drain(grace)
+
+    async def drain(self, timeout: float) -> bool:
+        """Read (and drop) output until the process's output ends; False if it did not in time."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        try:
+            while await self.read(max(deadline - loop.time(), 0.001)) is not None:
+                pass
+        except TimeoutError:
+            return False
+        return True
+
     async def close(self) -> None:
         if self._stream is not None:
             try:
