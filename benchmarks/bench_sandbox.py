@@ -2,9 +2,17 @@
 
     python benchmarks/bench_sandbox.py [--image intercode-agents/bash:latest] [--steps 300]
 
-Prints medians (ms) and ratios: a persistent-session step vs a docker exec per step (the way the
-original InterCode runs every action, via docker-py's exec_run) vs a local ``bash -c`` (the floor),
-plus container start, warm pool acquire, and 8/16 concurrent starts.
+Prints medians (ms) and ratios:
+
+- a command: a persistent-session step vs a one-off through the launcher vs a docker exec per
+  command (aiodocker, and docker-py's ``exec_run``, the way the original InterCode ran every action)
+  vs a local ``bash -c`` (the floor);
+- a session start: through the launcher vs by docker exec;
+- a change list: read from the overlay upper directory vs the Engine API (``docker diff``);
+- a process list: the container's cgroup vs the Engine API's ``top``;
+- a container: start with the launcher as its main process, with the launcher by exec, and
+  start + remove; a warm pool's acquire and release (with the pristine check); 8 and 16
+  concurrent starts.
 """
 
 from __future__ import annotations
@@ -23,75 +31,109 @@ from intercode_agents.sandbox import Sandbox, SandboxPool, close_docker_client
 SLEEPER = ["sleep", "infinity"]
 
 
-async def timed(fn: Callable[[], Awaitable[object]], n: int) -> list[float]:
+async def timed(fn: Callable[[], Awaitable[object]], n: int) -> float:
+    """Median milliseconds of ``n`` awaited calls."""
     samples = []
     for _ in range(n):
         t = time.perf_counter()
         await fn()
         samples.append((time.perf_counter() - t) * 1000)
-    return samples
+    return statistics.median(samples)
 
 
-def timed_sync(fn: Callable[[], object], n: int) -> list[float]:
+def timed_sync(fn: Callable[[], object], n: int) -> float:
     samples = []
     for _ in range(n):
         t = time.perf_counter()
         fn()
         samples.append((time.perf_counter() - t) * 1000)
-    return samples
+    return statistics.median(samples)
 
 
-async def main(image: str, steps: int) -> None:
-    rows: dict[str, float] = {}
-    async with Sandbox(image, cmd=SLEEPER) as sb:
+async def commands(image: str, steps: int, rows: dict[str, float]) -> None:
+    few = max(steps // 5, 20)
+    async with Sandbox(image) as sb, Sandbox(image, launcher=False) as plain:
+        for cmd in ("echo hi", "ls /"):
+            rows[f"one-off through the launcher: {cmd}"] = await timed(lambda c=cmd: sb.exec(c), few)
+            rows[f"aiodocker exec: {cmd}"] = await timed(lambda c=cmd: plain.exec(["bash", "-c", c]), few)
+            container = docker.from_env().containers.get(plain.id)
+            exec_run = lambda c=cmd, box=container: box.exec_run(["bash", "-c", c])  # noqa: E731
+            rows[f"docker-py exec_run: {cmd}"] = await asyncio.to_thread(timed_sync, exec_run, few)
+            rows[f"local bash -c: {cmd}"] = timed_sync(
+                lambda c=cmd: subprocess.run(["bash", "-c", c], capture_output=True), few
+            )
         shell = await sb.shell()
         for cmd in ("echo hi", "ls /"):
             await timed(lambda c=cmd: shell.run(c), 20)  # warm-up
-            rows[f"session step: {cmd}"] = statistics.median(await timed(lambda c=cmd: shell.run(c), steps))
-            rows[f"aiodocker exec per step: {cmd}"] = statistics.median(
-                await timed(lambda c=cmd: sb.exec(["bash", "-c", c]), max(steps // 5, 20))
-            )
-            container = docker.from_env().containers.get(sb.id)
-            exec_run = lambda c=cmd, box=container: box.exec_run(["bash", "-c", c])  # noqa: E731
-            rows[f"docker-py exec_run per step: {cmd}"] = statistics.median(
-                await asyncio.to_thread(timed_sync, exec_run, max(steps // 5, 20))
-            )
-            rows[f"local bash -c: {cmd}"] = statistics.median(
-                timed_sync(
-                    lambda c=cmd: subprocess.run(["bash", "-c", c], capture_output=True), max(steps // 5, 20)
-                )
-            )
+            rows[f"session step: {cmd}"] = await timed(lambda c=cmd: shell.run(c), steps)
+        await sb.forget(shell)
+
+        async def start_and_end(box: Sandbox) -> None:
+            await box.forget(await box.shell())
+
+        rows["session start+end through the launcher"] = await timed(lambda: start_and_end(sb), few)
+        rows["session start+end by docker exec"] = await timed(lambda: start_and_end(plain), few)
+
+        await sb.exec("echo x > /tmp/new; rm /etc/issue; chmod 600 /etc/motd")
+        rows["change list from the upper directory"] = await timed(sb.diff, few)
+        rows["change list from the Engine API"] = await timed(sb.engine_changes, 10)
+        rows["process list from the cgroup"] = await timed(sb.processes, few)
+        sb._procs_file = None
+        rows["process list from the Engine API (top)"] = await timed(sb.processes, few)
+
+
+async def containers(image: str, rows: dict[str, float]) -> None:
+    async def start(**options: object) -> float:
+        samples = []
+        for _ in range(10):
+            t = time.perf_counter()
+            box = await Sandbox(image, **options).start()
+            samples.append((time.perf_counter() - t) * 1000)
+            await box.close()
+        return statistics.median(samples)
+
+    rows["container start, launcher as main process"] = await start()
+    rows["container start, launcher by docker exec"] = await start(cmd=SLEEPER)
 
     async def start_stop() -> None:
-        async with Sandbox(image, cmd=SLEEPER):
+        async with Sandbox(image):
             pass
 
-    starts: list[float] = []
-    for _ in range(10):
-        t = time.perf_counter()
-        box = await Sandbox(image, cmd=SLEEPER).start()
-        starts.append((time.perf_counter() - t) * 1000)
-        await box.close()
-    rows["container start (create+start)"] = statistics.median(starts)
-    rows["container start+remove"] = statistics.median(await timed(start_stop, 10))
+    rows["container start+remove"] = await timed(start_stop, 10)
 
-    async with SandboxPool(image, size=4, cmd=SLEEPER) as pool:
-        await asyncio.sleep(2)  # let the pool fill
+    async with SandboxPool(image, size=4) as pool:
+        await pool.drain()
         acquires = []
         for _ in range(30):
             t = time.perf_counter()
             box = await pool.acquire()
             acquires.append((time.perf_counter() - t) * 1000)
             await pool.release(box)
+            await pool.drain()
         rows["pool acquire (warm)"] = statistics.median(acquires)
-        release = await timed(lambda: _cycle(pool), 10)
-        rows["pool release with pristine check"] = statistics.median(release)
+
+        held = [await pool.acquire()]
+
+        async def episode() -> None:  # what an env does: give the last sandbox back, take the next
+            await pool.release(held.pop())
+            held.append(await pool.acquire())
+            await (await held[0].shell()).run("ls /")
+
+        rows["pool episode: release, acquire, session, one step"] = await timed(episode, 30)
+        await pool.drain()
+        rows["pool: share of released sandboxes reused"] = 100 * pool.stats["reused"] / 30
 
     for n in (8, 16):
         t = time.perf_counter()
-        boxes = await asyncio.gather(*(Sandbox(image, cmd=SLEEPER).start() for _ in range(n)))
+        boxes = await asyncio.gather(*(Sandbox(image).start() for _ in range(n)))
         rows[f"{n} concurrent starts (wall)"] = (time.perf_counter() - t) * 1000
         await asyncio.gather(*(b.close() for b in boxes))
+
+
+async def main(image: str, steps: int) -> None:
+    rows: dict[str, float] = {}
+    await commands(image, steps, rows)
+    await containers(image, rows)
     await close_docker_client()
 
     width = max(map(len, rows))
@@ -100,18 +142,21 @@ async def main(image: str, steps: int) -> None:
         print(f"{name:<{width}}  {value:9.3f}")
     print()
     for cmd in ("echo hi", "ls /"):
-        s = rows[f"session step: {cmd}"]
-        per_exec = rows[f"docker-py exec_run per step: {cmd}"]
+        step = rows[f"session step: {cmd}"]
         print(
-            f"{cmd!r}: docker-py exec_run / session = {per_exec / s:6.1f}x, "
-            f"aiodocker exec / session = {rows[f'aiodocker exec per step: {cmd}'] / s:6.1f}x, "
-            f"session / local bash -c = {s / rows[f'local bash -c: {cmd}']:5.2f}x"
+            f"{cmd!r}: docker-py exec_run / session step = "
+            f"{rows[f'docker-py exec_run: {cmd}'] / step:6.1f}x, "
+            f"aiodocker exec / session step = {rows[f'aiodocker exec: {cmd}'] / step:6.1f}x, "
+            f"aiodocker exec / launcher one-off = "
+            f"{rows[f'aiodocker exec: {cmd}'] / rows[f'one-off through the launcher: {cmd}']:5.1f}x, "
+            f"session step / local bash -c = {step / rows[f'local bash -c: {cmd}']:5.2f}x"
         )
-
-
-async def _cycle(pool: SandboxPool) -> None:
-    box = await pool.acquire()
-    await pool.release(box)
+    ratio = rows["session start+end by docker exec"] / rows["session start+end through the launcher"]
+    print(f"session start+end: docker exec / launcher = {ratio:.1f}x")
+    ratio = rows["change list from the Engine API"] / rows["change list from the upper directory"]
+    print(f"change list: Engine API / upper directory = {ratio:.0f}x")
+    ratio = rows["process list from the Engine API (top)"] / rows["process list from the cgroup"]
+    print(f"process list: top / cgroup = {ratio:.0f}x")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
+from intercode_agents.errors import SessionDied
 from intercode_agents.sandbox import Sandbox, SandboxPool
 from intercode_agents.sandbox.launcher import LaunchedProcess, spawn_line
 from tests.docker_helpers import SLEEPER
@@ -98,3 +101,23 @@ def test_spawn_lines_quote_every_word():
     line = spawn_line(["echo", "a b", "$HOME", "it's"], "/tmp/x y", {"K": "v w"}, one_off=True)
     assert "'a b'" in line and "'$HOME'" in line and "'K=v w'" in line and "'/tmp/x y'" in line
     assert line.endswith("</dev/null 2>&1 )")
+
+
+async def test_the_launcher_is_the_main_process_of_an_image_that_only_idles(bash_image):
+    async with Sandbox(bash_image) as sb:  # the image's command is `sleep infinity`
+        assert len(await sb.processes()) == 2  # the init and the launcher: no sleep, no exec
+        shell = await sb.shell()
+        assert isinstance(shell._proc, LaunchedProcess)
+        out = (await shell.run("tr '\\0' ' ' < /proc/1/cmdline; echo; ps -o args= -p $PPID")).output
+        assert "sleep" not in out and out.count("bash --noprofile --norc -s") == 2
+
+
+async def test_killing_a_main_launcher_stops_the_sandbox_with_a_clear_error(bash_image):
+    async with SandboxPool(bash_image, size=1) as pool:
+        sb = await pool.acquire()
+        shell = await sb.shell()
+        with pytest.raises(SessionDied, match="stopped"):
+            await shell.run("kill -9 $PPID; sleep 5", timeout=10)
+        await pool.release(sb)
+        await pool.drain()
+        assert pool.stats["replaced"] == 1

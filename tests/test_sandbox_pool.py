@@ -58,16 +58,18 @@ async def test_json_session_round_trip_and_restart_after_hang(bash_image):
         assert reply["ok"] and reply["echo"]["op"] == "again"
 
 
-async def test_a_shrunk_pool_keeps_its_ready_sandboxes_but_not_the_returned_surplus(bash_image):
+async def test_a_pool_keeps_size_sandboxes_ready_or_in_use_and_removes_the_surplus(bash_image):
     async with SandboxPool(bash_image, size=1, cmd=SLEEPER) as pool:
         pool.grow(2)
         await pool.drain()
         assert len(pool._ready) == 3
-        taken = [await pool.acquire() for _ in range(3)]
-        await pool.drain()  # the pool refilled itself to three ready ones
+        taken = [await pool.acquire() for _ in range(4)]  # one more than it holds: started at once
+        await pool.drain()
+        assert pool.stats["cold_acquires"] == 1 and not pool._ready  # in use counts: no refill
         pool.shrink(2)
         for sb in taken:
             await pool.release(sb)
         await pool.drain()
-        assert pool.size == 1 and len(pool._ready) == 3  # the refills stay; the returned go
-        assert not set(taken) & set(pool._ready) and not any(sb.running for sb in taken)
+        assert pool.size == 1 and len(pool._ready) == 1
+        assert pool.stats["reused"] == 1 and pool.stats["surplus"] == 3
+        assert sum(sb.running for sb in taken) == 1

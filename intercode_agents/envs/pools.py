@@ -65,7 +65,7 @@ def _key(kind: str, image: str, options: dict[str, Any]) -> _Key:
 
 
 async def open_pool(image: str, size: int, **options: Any) -> SandboxPool:
-    """A started pool for ``image``, shared: each opener adds ``size`` sandboxes of warm capacity."""
+    """A started pool for ``image``, shared: each opener adds ``size`` to the sandboxes it keeps."""
 
     async def create() -> SandboxPool:
         pool = SandboxPool(image, size=size, **options)
@@ -76,7 +76,7 @@ async def open_pool(image: str, size: int, **options: Any) -> SandboxPool:
 
 
 async def close_pool(pool: SandboxPool, size: int) -> None:
-    """Drop the reference of an opener that added ``size``; its warm capacity goes with it."""
+    """Drop the reference of an opener that added ``size``; its share goes with it."""
     await _close(pool, lambda p: p.shrink(size))
 
 

@@ -53,7 +53,9 @@ class SandboxConfig:
     # engine, as root), else from the Engine API; "engine": always the Engine API.
     diff_source: str = "auto"
     # Start sessions through an in-container launcher bash (a fork each) instead of a docker exec
-    # each; images without bash fall back to docker exec by themselves.
+    # each. The launcher is the container's main process when the image's command only idles
+    # (`sleep infinity`) and `cmd` is not set, else it starts by one docker exec; images without
+    # bash fall back to docker exec sessions by themselves.
     launcher: bool = True
 
     def container_spec(self, image: str) -> dict[str, Any]:

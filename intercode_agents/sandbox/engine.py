@@ -16,7 +16,7 @@ import aiodocker
 import aiohttp
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from intercode_agents.errors import EngineUnavailable, ImageMissing
+from intercode_agents.errors import EngineUnavailable, ImageMissing, SessionDied
 
 T = TypeVar("T")
 
@@ -43,9 +43,13 @@ async def close_docker_client() -> None:
         await client.close()
 
 
+def _stopped(exc: BaseException) -> bool:
+    return isinstance(exc, aiodocker.DockerError) and exc.status == 409 and "is not running" in str(exc)
+
+
 def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, aiodocker.DockerError):
-        return exc.status >= 500 or exc.status == 409
+        return exc.status >= 500 or (exc.status == 409 and not _stopped(exc))
     return isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError) and not isinstance(
         exc, aiohttp.ClientConnectorError
     )
@@ -59,6 +63,8 @@ def translate(exc: BaseException, *, image: str | None = None) -> BaseException:
         return EngineUnavailable(exc.message.split(" [")[0])
     if isinstance(exc, aiodocker.DockerError) and exc.status == 404 and image and "image" in str(exc).lower():
         return ImageMissing(image)
+    if _stopped(exc):
+        return SessionDied("the sandbox's container has stopped (its main process exited or was killed)")
     return exc
 
 

@@ -28,12 +28,13 @@ from intercode_agents.errors import SessionDied
 from intercode_agents.sandbox.stream import PID_PREAMBLE, ProcessStream
 
 _RC = re.compile(rb"-?\d*\x1e?")
+MAIN_COMMAND = ["bash", "--noprofile", "--norc", "-s"]  # also the container's command when it runs one
 
 
-def _script(token: str, nonce: str) -> bytes:
+def _script(token: str, nonce: str, *, announce_pid: bool) -> bytes:
     marker = f"\\036\\036{nonce}:%d\\036\\n"
     return (
-        "unset HISTFILE\n"
+        ("printf '%s\\n' \"$$\"\n" if announce_pid else "") + "unset HISTFILE\n"
         f"__ic_token='{token} '\n"
         f"printf '{marker}' -1\n"
         "while IFS= read -r -d '' __ic_cmd; do\n"
@@ -67,7 +68,7 @@ class Launcher:
         nonce = secrets.token_hex(8)
         self.prefix = b"\x1e\x1e" + nonce.encode() + b":"
         self._marker = re.compile(re.escape(self.prefix) + rb"(-?\d+)\x1e\n")
-        self._script = _script(self._token, nonce)
+        self._nonce = nonce
         self.stream: ProcessStream | None = None
         self._lent: LaunchedProcess | None = None
 
@@ -83,11 +84,16 @@ class Launcher:
     def idle(self) -> bool:
         return self.alive and self._lent is None
 
-    async def start(self, timeout: float = 30.0) -> Launcher:
-        stream = ProcessStream(self._container, ["bash", "--noprofile", "--norc", "-s"])
-        await stream.start(timeout)
+    async def start(self, attached: ProcessStream | None = None, timeout: float = 30.0) -> Launcher:
+        """Start the launcher by docker exec, or on ``attached``: the container's main process
+        (running :data:`MAIN_COMMAND`), attached before the container started."""
+        stream = attached or ProcessStream(self._container, MAIN_COMMAND)
+        if attached is None:
+            await stream.start(timeout)
         self.stream = stream
-        await stream.write(self._script)
+        await stream.write(_script(self._token, self._nonce, announce_pid=attached is not None))
+        if attached is not None:
+            await stream.read_pid(timeout)
         child = LaunchedProcess(self, b"")
         self._lent = child
         # The launcher's first marker says it is ready.

@@ -1,13 +1,13 @@
 """A warm pool of pristine sandboxes that refills in the background.
 
-``size`` is how many idle sandboxes the pool keeps ready, not a cap: when none is ready, ``acquire``
-starts a fresh one at once rather than wait (so borrowing a second sandbox never deadlocks), and the
-pool refills itself in the background.
+``size`` is how many sandboxes the pool keeps, ready or in use, not a cap: when none is ready,
+``acquire`` starts a fresh one at once rather than wait (so borrowing a second sandbox never
+deadlocks), and one that comes back while the pool holds ``size`` others is removed. The pool
+refills itself in the background whenever it holds fewer.
 
-A released sandbox is reused only when it is verified pristine: its file-system diff against the
-image is the same as when it was fresh (empty for most images) and no process started after it was
-ready is alive. Otherwise it is removed and a fresh one takes its place. Verification runs in the
-background, so ``release`` returns at once.
+A released sandbox is reused only when it is verified pristine (:meth:`Sandbox.is_pristine`: the
+same processes and the same file system as when it was fresh). Otherwise it is removed and a fresh
+one takes its place. Verification runs in the background, so ``release`` returns at once.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class SandboxPool:
         self._recycling: set[Sandbox] = set()  # released, being verified
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
-        self.stats = {"created": 0, "reused": 0, "replaced": 0, "cold_acquires": 0}
+        self.stats = {"created": 0, "reused": 0, "surplus": 0, "replaced": 0, "cold_acquires": 0}
 
     async def __aenter__(self) -> SandboxPool:
         await self.start()
@@ -51,18 +51,21 @@ class SandboxPool:
         self._top_up()
 
     def grow(self, extra: int) -> None:
-        """Keep ``extra`` more sandboxes warm."""
+        """Keep ``extra`` more sandboxes."""
         self.size += extra
         self._top_up()
 
     def shrink(self, fewer: int) -> None:
-        """Keep ``fewer`` sandboxes less warm. Ready ones stay until taken; returned ones beyond the
+        """Keep ``fewer`` sandboxes less. Ready ones stay until taken; ones that come back beyond the
         new size are removed."""
         self.size = max(0, self.size - fewer)
 
+    def _held(self) -> int:
+        """Sandboxes the pool counts as its own: ready, in use, being verified or being made."""
+        return len(self._ready) + len(self._out) + len(self._recycling) + self._filling
+
     def _top_up(self) -> None:
-        # Sandboxes being verified count: most come back, and a dirty one calls for a refill then.
-        while not self._closed and len(self._ready) + self._filling + len(self._recycling) < self.size:
+        while not self._closed and self._held() < self.size:
             self._filling += 1
             self._background(self._fill())
 
@@ -80,12 +83,14 @@ class SandboxPool:
             self._filling -= 1
         await self._offer(sb)
 
-    async def _offer(self, sb: Sandbox) -> None:
-        if self._closed or len(self._ready) >= self.size:
+    async def _offer(self, sb: Sandbox) -> bool:
+        """Keep ``sb`` ready, unless the pool is full (then it is removed); True when kept."""
+        if self._closed or self._held() >= self.size:
             self._baseline.pop(sb, None)
             await sb.close()
-        else:
-            self._ready.append(sb)
+            return False
+        self._ready.append(sb)
+        return True
 
     async def _fresh(self) -> Sandbox:
         sb = Sandbox(self.image, **self._options)
@@ -126,9 +131,8 @@ class SandboxPool:
             if self.reuse and not dirty:
                 await sb.close_sessions()
                 if await self.is_pristine(sb):
-                    self.stats["reused"] += 1
                     self._recycling.discard(sb)
-                    await self._offer(sb)
+                    self.stats["reused" if await self._offer(sb) else "surplus"] += 1
                     return
             self._baseline.pop(sb, None)
             self.stats["replaced"] += 1

@@ -22,7 +22,7 @@ from intercode_agents.sandbox import registry
 from intercode_agents.sandbox.config import SandboxConfig
 from intercode_agents.sandbox.engine import docker_client, engine_call
 from intercode_agents.sandbox.jsonl import JsonSession
-from intercode_agents.sandbox.launcher import Launcher
+from intercode_agents.sandbox.launcher import MAIN_COMMAND, Launcher
 from intercode_agents.sandbox.local_engine import cgroup_procs_file, read_pids
 from intercode_agents.sandbox.overlay import OverlayLayers, OverlayUnreadable, UpperEntries
 from intercode_agents.sandbox.result import DEFAULT_OUTPUT_CAP, ExecResult, OutputCapture
@@ -90,6 +90,11 @@ class Sandbox:
     async def start(self) -> Sandbox:
         client = docker_client()
         spec = self.config.container_spec(self.image)
+        # When the image's command only keeps the container alive, the launcher takes its place.
+        main_launcher = self.config.launcher and self.config.cmd is None and await _idles(self.image)
+        if main_launcher:
+            spec |= {"Cmd": MAIN_COMMAND, "OpenStdin": True, "StdinOnce": False, "AttachStdin": True}
+            spec |= {"AttachStdout": True, "AttachStderr": True}
         create = asyncio.ensure_future(engine_call(lambda: client.containers.create(spec), image=self.image))
         try:
             container = await asyncio.shield(create)
@@ -105,6 +110,9 @@ class Sandbox:
         self._container = container
         registry.register(container.id)
         try:
+            attached = ProcessStream(container, MAIN_COMMAND) if main_launcher else None
+            if attached is not None:
+                await attached.attach()
             await engine_call(container.start)
             self.running = True
             info = await engine_call(container.show)
@@ -115,7 +123,9 @@ class Sandbox:
                     self._procs_file = cgroup_procs_file(info)
             # What the engine itself adds (the init binary's mount point) is not a change of ours.
             self._engine_changes = frozenset(await self._changes())
-            if self.config.launcher:
+            if attached is not None:
+                self._launcher = await Launcher(container).start(attached)
+            elif self.config.launcher:
                 self._launcher = await _started_launcher(container)
         except BaseException:
             await self.close()
@@ -395,6 +405,24 @@ class Sandbox:
             pass
         finally:
             await proc.close()
+
+
+_IDLE_COMMANDS = (["sleep", "infinity"],)
+_idle_images: dict[str, bool] = {}
+
+
+async def _idles(image: str) -> bool:
+    """Whether ``image``'s command only keeps a container alive (``sleep infinity``, no entrypoint)."""
+    if image not in _idle_images:
+        try:
+            info = await engine_call(lambda: docker_client().images.inspect(image), image=image)
+        except aiodocker.DockerError as exc:
+            if exc.status == 404:
+                raise ImageMissing(image) from exc
+            raise
+        config = info.get("Config") or {}
+        _idle_images[image] = not config.get("Entrypoint") and config.get("Cmd") in _IDLE_COMMANDS
+    return _idle_images[image]
 
 
 async def _started_launcher(container: DockerContainer) -> Launcher | None:

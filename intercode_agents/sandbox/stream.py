@@ -85,6 +85,16 @@ class ProcessStream:
         )
         self._stream = self._exec.start(detach=False)
         await self._stream._init()  # open the hijacked connection now, not on first I/O
+        return await self.read_pid(timeout)
+
+    async def attach(self) -> None:
+        """Attach to the container's main process instead (before the container starts, so that no
+        output is missed); its argv is the container's command, and :meth:`read_pid` follows."""
+        self._stream = self._container.attach(stdin=True, stdout=True, stderr=True)
+        await engine_call(self._stream._init)
+
+    async def read_pid(self, timeout: float = 30.0) -> int:
+        """Read the PID the preamble prints first."""
         line = await self.read_line(timeout)
         try:
             self.pid = int(line.strip())
