@@ -63,6 +63,8 @@ async def test_the_engine_source_gives_the_same_answer_and_bad_sources_are_refus
         assert engine_view(await sb.diff()) >= {("/tmp/new", "A"), ("/etc/issue", "D")}
     with pytest.raises(ConfigError, match="diff_source"):
         Sandbox(bash_image, diff_source="guess")
+    with pytest.raises(ConfigError, match="launcher"):
+        Sandbox(bash_image, launcher="sometimes")
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="reading the engine's storage needs root on its host")

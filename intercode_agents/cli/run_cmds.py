@@ -17,7 +17,7 @@ RewardOpt = Annotated[str, typer.Option("--reward", help="Reward mode: intercode
 ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", "-c", help="Episodes running at once.")]
 TasksOpt = Annotated[
     str | None,
-    typer.Option("--tasks", "-t", help="Task selector: splits, ids, id globs, key=value filters."),
+    typer.Option("--tasks", "--split", "-t", help="Task selector: splits, ids, id globs, key=value filters."),
 ]
 ProgressOpt = Annotated[bool, typer.Option(help="Show the live progress bar.")]
 INTERRUPTED_EXIT = 130

@@ -121,7 +121,8 @@ class Launcher:
             text = await child.read_line(timeout)
             child.pid = int(text.strip())
         except (ValueError, SessionDied, TimeoutError) as exc:
-            await child.close()  # wait for the launcher's marker: the stream is its own again
+            await child.drain(2.0)  # the launcher's marker: the stream is its own again
+            await child.close()
             raise SessionDied(f"process did not start: {exc}") from exc
         return child
 
@@ -217,8 +218,8 @@ class LaunchedProcess(ProcessStream):
         return self.exit_status
 
     async def close(self) -> None:
-        """Give the stream back; a process that has not exited yet (it was just killed) gets two
-        seconds, after which the launcher is considered lost."""
-        if not self.eof and not await self.drain(2.0):
+        """Let go of the stream. Still running (nobody waited for it to exit), the process keeps
+        the launcher's stream, so the launcher is lost."""
+        if not self.eof:
             await self._launcher.close()
         self.eof = True

@@ -65,6 +65,8 @@ class Sandbox:
             setattr(config, key, value)
         if config.diff_source not in ("auto", "engine"):
             raise ConfigError(f"diff_source must be 'auto' or 'engine', not {config.diff_source!r}")
+        if not isinstance(config.launcher, bool):
+            raise ConfigError(f"launcher must be true or false, not {config.launcher!r}")
         self.image = image
         self.config = config
         self.image_id: str | None = None
@@ -400,11 +402,17 @@ class Sandbox:
         (or one that does not exit within a second) has its process tree killed."""
         try:
             if self.running and not proc.eof and (busy or not await proc.end(grace=1.0)):
-                await self.signal_tree(proc.pid, "KILL", include_root=True)
+                await self.kill_process(proc)
         except Exception:  # the container may be going away
             pass
         finally:
             await proc.close()
+
+    async def kill_process(self, proc: ProcessStream) -> None:
+        """Kill a session's process tree and wait (two seconds at most) until its output ends: a
+        launched one then gives the launcher its stream back."""
+        await self.signal_tree(proc.pid, "KILL", include_root=True)
+        await proc.drain(2.0)
 
 
 _IDLE_COMMANDS = (["sleep", "infinity"],)

@@ -180,7 +180,7 @@ class ShellSession:
         old, self._proc = self._proc, None
         if old is not None:
             if old.pid and not old.eof:
-                await self._sandbox.signal_tree(old.pid, "KILL", include_root=True)
+                await self._sandbox.kill_process(old)
             await old.close()
         await self.start()
 
