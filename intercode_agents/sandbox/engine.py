@@ -8,8 +8,9 @@ through :func:`engine_call`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
 import aiodocker
@@ -20,27 +21,50 @@ from intercode_agents.errors import EngineUnavailable, ImageMissing, SessionDied
 
 T = TypeVar("T")
 
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiodocker.Docker] = weakref.WeakKeyDictionary()
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[aiodocker.Docker, object]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def docker_client() -> aiodocker.Docker:
-    """The shared client of the running event loop (created on first use)."""
+    """The shared client of the running event loop (created on first use, closed with the loop)."""
     loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
-    if client is None:
+    entry = _clients.get(loop)
+    if entry is None:
         try:
             client = aiodocker.Docker()
         except (AssertionError, ValueError, OSError) as exc:
             raise EngineUnavailable("no Docker socket found and DOCKER_HOST is not set") from exc
-        _clients[loop] = client
-    return client
+        entry = _clients[loop] = (client, _closer(client))
+    return entry[0]
+
+
+def _closer(client: aiodocker.Docker) -> object:
+    """An async generator, started up to its ``yield``, that closes ``client`` when finalized.
+
+    ``asyncio.run`` finalizes the loop's live async generators before it closes the loop
+    (``loop.shutdown_asyncgens()``), so a script that never calls :func:`close_docker_client` still
+    ends without aiohttp's "Unclosed connector" warnings.
+    """
+
+    async def close_at_shutdown() -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            if not client.session.closed:
+                await client.close()
+
+    agen = close_at_shutdown()
+    with contextlib.suppress(StopIteration):
+        agen.__anext__().send(None)  # runs to the yield at once: the loop now tracks the generator
+    return agen
 
 
 async def close_docker_client() -> None:
-    """Close the running loop's client (call before the loop ends to avoid aiohttp warnings)."""
-    client = _clients.pop(asyncio.get_running_loop(), None)
-    if client is not None:
-        await client.close()
+    """Close the running loop's client now (it is closed with the loop otherwise)."""
+    entry = _clients.pop(asyncio.get_running_loop(), None)
+    if entry is not None:
+        await entry[0].close()
 
 
 def _stopped(exc: BaseException) -> bool:
