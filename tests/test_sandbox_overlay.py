@@ -92,3 +92,19 @@ async def test_process_lists_from_the_cgroup_and_from_top_agree(bash_image):
         assert await sb.processes() == mine
         assert len(mine) == 4  # init, the CMD, the launcher and the background sleep
         assert not mine & await other.processes()
+
+
+def test_the_upper_walk_never_follows_a_symlink_out_of_the_container(tmp_path):
+    """A folder swapped for a link to a host path while the walk looks is not entered."""
+    from intercode_agents.sandbox.overlay import OverlayLayers, _Folder
+
+    upper, lower = tmp_path / "upper", tmp_path / "lower"
+    (lower / "data").mkdir(parents=True)
+    (lower / "data" / "kept").write_text("image")
+    upper.mkdir()
+    (upper / "data").symlink_to("/etc")  # where the image had a folder, the container has a link
+    with _Folder.root(str(upper)) as root:
+        assert root.child("data") is None
+    layers = OverlayLayers(str(upper), (str(lower),))
+    assert layers.changes() == [("/data", "C")]
+    assert set(layers.entries()) == {"/", "/data"}

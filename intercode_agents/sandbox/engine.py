@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from typing import Any, TypeVar, cast
 
 import aiodocker
 import aiohttp
@@ -55,8 +55,9 @@ def _closer(client: aiodocker.Docker) -> object:
                 await client.close()
 
     agen = close_at_shutdown()
+    first_step = cast(Coroutine[Any, Any, None], agen.__anext__())  # the loop now tracks agen
     with contextlib.suppress(StopIteration):
-        agen.__anext__().send(None)  # runs to the yield at once: the loop now tracks the generator
+        first_step.send(None)  # runs to the yield at once: no await comes before it
     return agen
 
 

@@ -73,35 +73,40 @@ class OverlayLayers:
     def entries(self) -> UpperEntries:
         """Every entry of the upper directory (and the directory itself, as "/") with everything a
         process in the container can read about it but its inode number and change time."""
-        found = {"/": fingerprint(self.upper, os.lstat(self.upper))}
-        stack = [""]
-        while stack:
-            rel = stack.pop()
-            for name in listdir(self.upper + rel):
-                path = f"{rel}/{name}"
-                st = lstat(self.upper + path)
-                if st is None:
-                    continue
-                found[path] = fingerprint(self.upper + path, st)
-                if stat.S_ISDIR(st.st_mode):
-                    stack.append(path)
+        with _Folder.root(self.upper) as root:
+            found = {"/": fingerprint(root.fd, os.fstat(root.fd))}
+            self._collect(root, "", found)
         return found
+
+    def _collect(self, folder: _Folder, rel: str, found: UpperEntries) -> None:
+        for name in folder.names():
+            st = lstat(folder.path(name))
+            if st is None:
+                continue
+            found[f"{rel}/{name}"] = fingerprint(folder.path(name), st)
+            child = folder.child(name) if stat.S_ISDIR(st.st_mode) else None
+            if child is not None:
+                with child:
+                    self._collect(child, f"{rel}/{name}", found)
 
     def changes(self) -> list[tuple[str, ChangeKind]]:
         """Every change against the image, as (absolute path, kind), sorted by path."""
         out: list[tuple[str, ChangeKind]] = []
-        self._compare_dir("", out, reported=True)
+        with _Folder.root(self.upper) as root:
+            self._compare_dir(root, "", out, reported=True)
         return sorted(out)
 
     # -- the container's side ------------------------------------------------------------------
-    def _compare_dir(self, rel: str, out: list[tuple[str, ChangeKind]], *, reported: bool) -> None:
-        """Append the changes inside ``rel``, a folder in both the image and the container
-        (``reported``: the folder itself is listed already, or is the root)."""
+    def _compare_dir(
+        self, folder: _Folder, rel: str, out: list[tuple[str, ChangeKind]], *, reported: bool
+    ) -> None:
+        """Append the changes inside ``rel`` (open as ``folder``), a folder in both the image and
+        the container (``reported``: the folder itself is listed already, or is the root)."""
         mark = len(out)
-        names = listdir(self.upper + rel)
+        names = folder.names()
         for name in names:
-            path = f"{rel}/{name}"
-            new = lstat(self.upper + path)
+            path, here = f"{rel}/{name}", folder.path(name)
+            new = lstat(here)
             if new is None:
                 continue  # vanished while we looked (a command still running)
             old_path, old, _ = self.lookup(path)
@@ -109,39 +114,44 @@ class OverlayLayers:
                 if old is not None:
                     out.append((path, "D"))
                 continue
-            _check_supported(self.upper + path, new)
+            _check_supported(here, new)
             if old is None:
-                self._added(path, new, out)
+                out.append((path, "A"))
+                if stat.S_ISDIR(new.st_mode):
+                    self._added_below(folder, name, path, out)
                 continue
-            changed = _stat_differs(old, new) or _capability(old_path, old) != _capability(
-                self.upper + path, new
-            )
+            changed = _stat_differs(old, new) or _capability(old_path, old) != _capability(here, new)
             if changed:
                 out.append((path, "C"))
             if stat.S_ISDIR(new.st_mode):
                 if stat.S_ISDIR(old.st_mode):
-                    self._compare_dir(path, out, reported=changed)
+                    child = folder.child(name)
+                    if child is not None:
+                        with child:
+                            self._compare_dir(child, path, out, reported=changed)
                 else:
-                    self._added_below(path, out)  # a file replaced by a folder: its content is new
-        if is_opaque(self.upper + rel):
+                    self._added_below(folder, name, path, out)  # a file replaced by a folder
+        if is_opaque(folder.fd):
             # The folder was deleted and made again: the image's content of it is gone.
             out.extend((f"{rel}/{name}", "D") for name in self.lower_children(rel) - names)
         if len(out) > mark and not reported:
             out.append((rel, "C"))
 
-    def _added(self, path: str, st: os.stat_result, out: list[tuple[str, ChangeKind]]) -> None:
-        out.append((path, "A"))
-        if stat.S_ISDIR(st.st_mode):
-            self._added_below(path, out)
-
-    def _added_below(self, rel: str, out: list[tuple[str, ChangeKind]]) -> None:
-        for name in listdir(self.upper + rel):
-            path = f"{rel}/{name}"
-            st = lstat(self.upper + path)
-            if st is None or is_whiteout(st):
-                continue
-            _check_supported(self.upper + path, st)
-            self._added(path, st, out)
+    def _added_below(self, parent: _Folder, name: str, rel: str, out: list[tuple[str, ChangeKind]]) -> None:
+        """Append everything inside the new folder ``rel`` (``name`` in ``parent``): all of it is new."""
+        folder = parent.child(name)
+        if folder is None:
+            return
+        with folder:
+            for child in folder.names():
+                here = folder.path(child)
+                st = lstat(here)
+                if st is None or is_whiteout(st):
+                    continue
+                _check_supported(here, st)
+                out.append((f"{rel}/{child}", "A"))
+                if stat.S_ISDIR(st.st_mode):
+                    self._added_below(folder, child, f"{rel}/{child}", out)
 
     # -- the image's side: the read-only layers, merged the way overlayfs merges them -----------
     def lookup(self, rel: str) -> tuple[str | None, os.stat_result | None, list[str]]:
@@ -187,6 +197,41 @@ class OverlayLayers:
         return names
 
 
+class _Folder:
+    """A folder of the upper directory, opened without following symlinks, and paths to its
+    entries through ``/proc/self/fd``. The container's processes may swap a folder for a symlink
+    while we look; such a path still names an entry of the folder we opened, never a place on the
+    host a symlink points to."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    @classmethod
+    def root(cls, upper: str) -> _Folder:
+        return cls(os.open(upper, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW))
+
+    def path(self, name: str) -> str:
+        return f"/proc/self/fd/{self.fd}/{name}"
+
+    def names(self) -> set[str]:
+        return set(os.listdir(self.fd))
+
+    def child(self, name: str) -> _Folder | None:
+        """The sub-folder ``name``, or None when it is no folder (any more)."""
+        try:
+            return _Folder(os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=self.fd))
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+                return None
+            raise
+
+    def __enter__(self) -> _Folder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)
+
+
 def listdir(path: str) -> set[str]:
     try:
         return set(os.listdir(path))
@@ -209,8 +254,11 @@ def is_whiteout(st: os.stat_result) -> bool:
     return stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
 
 
-def _xattr(path: str, name: str) -> bytes | None:
+def _xattr(path: str | int, name: str) -> bytes | None:
+    """An extended attribute of ``path`` (never followed if a symlink) or of an open file."""
     try:
+        if isinstance(path, int):
+            return os.getxattr(path, name)
         return os.getxattr(path, name, follow_symlinks=False)
     except OSError as exc:
         if exc.errno in (errno.ENODATA, errno.ENOTSUP, errno.ENOENT, errno.EPERM):
@@ -218,7 +266,7 @@ def _xattr(path: str, name: str) -> bytes | None:
         raise
 
 
-def is_opaque(path: str) -> bool:
+def is_opaque(path: str | int) -> bool:
     return _xattr(path, _OPAQUE) == b"y"
 
 
@@ -256,18 +304,20 @@ def _stat_differs(old: os.stat_result, new: os.stat_result) -> bool:
     return old.st_size != new.st_size or not _same_time(old.st_mtime_ns, new.st_mtime_ns)
 
 
-def fingerprint(path: str, st: os.stat_result) -> tuple[Any, ...]:
+def fingerprint(path: str | int, st: os.stat_result) -> tuple[Any, ...]:
     """Type and mode, owner, device, size, blocks, link count, modification time, extended
-    attributes, and a symlink's target or a file's content digest."""
+    attributes, and a symlink's target or a file's content digest (``path`` may be an open folder)."""
     payload: str | bytes | None = None
-    if stat.S_ISLNK(st.st_mode):
+    if isinstance(path, str) and stat.S_ISLNK(st.st_mode):
         payload = os.readlink(path)
-    elif stat.S_ISREG(st.st_mode):
+    elif isinstance(path, str) and stat.S_ISREG(st.st_mode):
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, "rb") as fh:
             payload = hashlib.file_digest(fh, "sha256").digest()
     try:
-        names = sorted(os.listxattr(path, follow_symlinks=False))
+        names = sorted(
+            os.listxattr(path) if isinstance(path, int) else os.listxattr(path, follow_symlinks=False)
+        )
     except OSError:
         names = []
     attrs = tuple((n, _xattr(path, n)) for n in names)
