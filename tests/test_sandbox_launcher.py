@@ -121,3 +121,20 @@ async def test_killing_a_main_launcher_stops_the_sandbox_with_a_clear_error(bash
         await pool.release(sb)
         await pool.drain()
         assert pool.stats["replaced"] == 1
+
+
+async def test_a_sandbox_whose_launcher_cannot_start_uses_exec_and_is_still_reused(bash_image, monkeypatch):
+    from intercode_agents.sandbox.launcher import Launcher
+
+    async def no_bash(self, *args, **kwargs):
+        raise SessionDied("no bash in this image")
+
+    monkeypatch.setattr(Launcher, "start", no_bash)
+    async with SandboxPool(bash_image, size=1, cmd=SLEEPER) as pool:
+        sb = await pool.acquire()
+        shell = await sb.shell()
+        assert not isinstance(shell._proc, LaunchedProcess) and not sb.degraded
+        assert (await shell.run("echo via exec")).output == "via exec\n"
+        await pool.release(sb)
+        await pool.drain()
+        assert pool.stats["reused"] == 1

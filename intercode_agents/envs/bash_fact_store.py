@@ -20,7 +20,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from intercode_agents.envs import bash_facts
 from intercode_agents.envs.bash_facts import GoldFacts
@@ -28,8 +28,6 @@ from intercode_agents.errors import ConfigError
 from intercode_agents.paths import cache_dir
 from intercode_agents.rewards import FsChange, PathDigest, bash_changes, bash_probe
 from intercode_agents.sandbox import overlay
-
-FactsCache = Literal["disk", "process"]
 
 DigestKey = tuple[str, bool]  # (path, deep)
 

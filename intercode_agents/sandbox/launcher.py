@@ -2,17 +2,18 @@
 
 A docker exec costs about 40 ms of CPU on a 2-core machine (dockerd, containerd and runc all take
 part), and every episode starts at least one session. So each sandbox keeps a *launcher*: a bash,
-started by one exec when the sandbox starts and never given to anybody, that reads NUL-terminated
-commands from its stream and runs each in the foreground. A session's program started that way
-inherits the stream: it reads its input from it and writes its output to it until it exits, and then
-the launcher prints a marker and waits for the next command. Starting a session costs a fork and an
-exec of its program inside the container.
+never given to anybody, that reads NUL-terminated commands from its stream and runs each in the
+foreground. It is the container's main process (attached to before the container starts) when the
+image's command only idles, else one docker exec starts it. A program started that way inherits the
+stream: it reads its input from it and writes its output to it until it exits, and then the launcher
+prints a marker and waits for the next command. Starting a session costs a fork and an exec of its
+program inside the container.
 
 The launcher's environment, working directory, limits and signal dispositions are those a docker
 exec would give, and nothing an agent does runs in it: a session is its child, never itself. Commands
 carry a secret token, so bytes an agent manages to push into the shared stream are not run by the
-launcher. The launcher lends its stream to one session at a time; a second session, or one for
-another user, starts by docker exec as before.
+launcher. The launcher lends its stream to one process at a time; a second one, or one for another
+user, starts by docker exec.
 """
 
 from __future__ import annotations
@@ -71,10 +72,6 @@ class Launcher:
         self._nonce = nonce
         self.stream: ProcessStream | None = None
         self._lent: LaunchedProcess | None = None
-
-    @property
-    def pid(self) -> int:
-        return self.stream.pid if self.stream else 0
 
     @property
     def alive(self) -> bool:

@@ -188,19 +188,23 @@ class Sandbox:
         workdir: str | None = None,
         env: dict[str, str] | None = None,
         goodbye: bytes,
+        one_off: bool = False,
     ) -> ProcessStream:
-        """Start a session's process: through the launcher when it is free (``goodbye`` is the input
-        that makes the program exit), else by a docker exec of its own (it exits at end of input)."""
+        """Start a process: through the launcher when it is free (``goodbye`` is the input that makes
+        the program exit), else by a docker exec of its own (it exits at end of input). A
+        ``one_off`` process gets no input and has its errors folded into its output."""
         if self._launcher is not None and self._launcher.idle and user is None:
-            return await self._launcher.spawn(argv, workdir=workdir, env=env, goodbye=goodbye)
-        proc = ProcessStream(self.container, argv, user=user, workdir=workdir, env=env)
+            return await self._launcher.spawn(
+                argv, workdir=workdir, env=env, goodbye=goodbye, one_off=one_off
+            )
+        proc = ProcessStream(self.container, argv, user=user, workdir=workdir, env=env, stdin=not one_off)
         await proc.start()
         return proc
 
     @property
     def degraded(self) -> bool:
         """The sandbox lost a process it started for itself (an agent killed its launcher, say)."""
-        return self.config.launcher and (self._launcher is None or not self._launcher.alive)
+        return self._launcher is not None and not self._launcher.alive
 
     async def close_sessions(self) -> None:
         """End every session started in this sandbox (their processes are killed)."""
@@ -229,12 +233,7 @@ class Sandbox:
         the output. It starts through the launcher when that is free, else by a docker exec."""
         argv = ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
         started = time.perf_counter()
-        proc: ProcessStream
-        if self._launcher is not None and self._launcher.idle and user is None:
-            proc = await self._launcher.spawn(argv, workdir=workdir, env=env, goodbye=b"", one_off=True)
-        else:
-            proc = ProcessStream(self.container, argv, user=user, workdir=workdir, env=env, stdin=False)
-            await proc.start()
+        proc = await self.start_process(argv, user=user, workdir=workdir, env=env, goodbye=b"", one_off=True)
         capture = OutputCapture(output_cap)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
