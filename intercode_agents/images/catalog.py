@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,15 @@ SOURCE_KINDS = ("data", "envs")
 _KEYS = {"folder", "parent", "files", "optional", "requires", "helpers"}
 
 
+#: The tag of every project image; set it to keep a second set of images beside the default one
+#: (a branch whose Dockerfiles differ, say) in the same engine.
+TAG_ENV = "INTERCODE_AGENTS_IMAGE_TAG"
+
+
 def image_ref(name: str) -> str:
-    """The tag of a project image: ``"bash"`` -> ``"intercode-agents/bash:latest"``."""
-    return f"{IMAGE_PREFIX}{name}:latest"
+    """The tag of a project image: ``"bash"`` -> ``"intercode-agents/bash:latest"`` (the tag comes
+    from ``$INTERCODE_AGENTS_IMAGE_TAG`` when set)."""
+    return f"{IMAGE_PREFIX}{name}:{os.environ.get(TAG_ENV) or 'latest'}"
 
 
 @dataclass(frozen=True)
