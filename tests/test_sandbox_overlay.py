@@ -72,7 +72,7 @@ async def test_a_folder_changed_and_changed_back_is_not_pristine(bash_image):
     """Docker's change list calls this container unchanged, yet `du` and `ls -l` tell it apart."""
     probe = "stat -c '%h links, %b blocks' /srv"
     async with SandboxPool(bash_image, size=1, cmd=SLEEPER) as pool:
-        sb = await pool.acquire()
+        sb = await pool.acquire(trusted=True)
         before = (await sb.exec(probe)).output
         await sb.exec("touch /srv/tmp && rm /srv/tmp")
         assert await sb.diff() == [] and await sb.engine_changes() == sorted(sb._engine_changes)

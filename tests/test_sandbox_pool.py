@@ -19,29 +19,49 @@ done
 """
 
 
-async def test_pool_reuses_only_verified_pristine_sandboxes(bash_image):
+async def test_untrusted_leases_are_never_handed_out_again(bash_image):
     async with SandboxPool(bash_image, size=2, cmd=SLEEPER) as pool:
-        sb = await pool.acquire()
+        seen = set()
+        for _ in range(3):
+            sb = await pool.acquire()
+            assert sb.id not in seen
+            seen.add(sb.id)
+            await (await sb.shell()).run("ls /tmp")  # only reads: still never reused
+            await pool.release(sb)
+            await pool.drain()
+        assert pool.stats["reused"] == 0 and pool.stats["replaced"] == 3, pool.stats
+    await asyncio.sleep(0)
+    assert containers_of_run(RUN_ID) == []
+
+
+async def test_trusted_leases_reuse_only_verified_pristine_sandboxes(bash_image):
+    async with SandboxPool(bash_image, size=2, cmd=SLEEPER) as pool:
+        sb = await pool.acquire(trusted=True)
         await (await sb.shell()).run("echo changed > /tmp/dirty")
         await pool.release(sb)
         await pool.drain()
         assert pool.stats["replaced"] == 1
 
-        sb2 = await pool.acquire()
+        sb2 = await pool.acquire(trusted=True)
         assert await sb2.diff() == []  # whatever we got is pristine
         await (await sb2.shell()).run("ls /tmp")
         await pool.release(sb2)
         await pool.drain()
         assert pool.stats["reused"] == 1, pool.stats
 
-        sb3 = await pool.acquire()
+        sb3 = await pool.acquire(trusted=True)
+        assert sb3 is sb2  # the recycled one goes to trusted leases
         await sb3.exec("nohup sleep 300 >/dev/null 2>&1 &")  # a leftover process is state too
         await pool.release(sb3)
         await pool.drain()
         assert pool.stats["replaced"] == 2
 
-        async with pool.sandbox() as sb4:
-            assert await sb4.diff() == []
+        sb4 = await pool.acquire(trusted=True)
+        await pool.release(sb4)
+        await pool.drain()
+        agent = await pool.acquire()
+        assert agent is not sb4  # a recycled sandbox never goes to untrusted code
+        await pool.release(agent)
     await asyncio.sleep(0)
     assert containers_of_run(RUN_ID) == []
 
@@ -62,14 +82,14 @@ async def test_a_pool_keeps_size_sandboxes_ready_or_in_use_and_removes_the_surpl
     async with SandboxPool(bash_image, size=1, cmd=SLEEPER) as pool:
         pool.grow(2)
         await pool.drain()
-        assert len(pool._ready) == 3
-        taken = [await pool.acquire() for _ in range(4)]  # one more than it holds: started at once
+        assert pool.ready == 3
+        taken = [await pool.acquire(trusted=True) for _ in range(4)]  # one more than it holds
         await pool.drain()
-        assert pool.stats["cold_acquires"] == 1 and not pool._ready  # in use counts: no refill
+        assert pool.stats["cold_acquires"] == 1 and not pool.ready  # in use counts: no refill
         pool.shrink(2)
         for sb in taken:
             await pool.release(sb)
         await pool.drain()
-        assert pool.size == 1 and len(pool._ready) == 1
+        assert pool.size == 1 and pool.ready == 1
         assert pool.stats["reused"] == 1 and pool.stats["surplus"] == 3
         assert sum(sb.running for sb in taken) == 1

@@ -79,11 +79,11 @@ class BashEnv(PooledEnv):
         image = self._image_key(task)
         facts = self.facts.facts(image, task.gold)
         if facts is None:
-            sb, pool = await self.borrow(task.image)
+            sb, pool = await self.borrow(task.image, trusted=True)
             try:
                 facts = await gold_facts(sb, task.gold, max(self.action_timeout, 60))
             finally:
-                await pool.release(sb)  # reused only if verified pristine
+                await pool.release(sb)  # recycled for golds only if verified pristine
             if facts is not None:
                 self.facts.put_facts(image, task.gold, facts)
         return facts
@@ -96,7 +96,7 @@ class BashEnv(PooledEnv):
         known = self.facts.digests(image)
         missing = [w for w in wanted if w not in known]
         if missing:
-            sb, pool = await self.borrow(task.image)
+            sb, pool = await self.borrow(task.image, trusted=True)
             try:
                 request = ProbeRequest(
                     deep=tuple(p for p, d in missing if d), shallow=tuple(p for p, d in missing if not d)
@@ -137,7 +137,7 @@ class BashEnv(PooledEnv):
     async def _score_with_live_gold(self, task: Task, submission: str) -> RewardResult:
         """For a gold that changes too much to cache: run it in a sandbox of its own and probe both."""
         assert self.sandbox is not None
-        sb, pool = await self.borrow(task.image)
+        sb, pool = await self.borrow(task.image, trusted=True)
         try:
             gold_output = await run_gold(sb, task.gold, max(self.action_timeout, 60))
             gold_changes, agent_changes = await changes_of(sb), await changes_of(self.sandbox)

@@ -39,7 +39,8 @@ class PooledEnv(Env):
         return self._pools[image]
 
     async def take_sandbox(self, image: str) -> Sandbox:
-        """Hand back the current sandbox (if any) and take a pristine one of ``image``."""
+        """Hand back the current sandbox (if any) and take one of ``image`` that nobody used: the
+        agent's. It is removed when it comes back."""
         await self.return_sandbox()
         pool = await self.pool(image)
         self.sandbox = await pool.acquire()
@@ -52,10 +53,12 @@ class PooledEnv(Env):
         if sb is not None and pool is not None:
             await pool.release(sb)
 
-    async def borrow(self, image: str) -> tuple[Sandbox, SandboxPool]:
-        """A second pristine sandbox (for the gold), to be given back with ``pool.release``."""
+    async def borrow(self, image: str, *, trusted: bool) -> tuple[Sandbox, SandboxPool]:
+        """A second pristine sandbox, to be given back with ``pool.release``. ``trusted``: only the
+        harness's own commands (a gold, a probe) will run in it, so it may be a verified recycled one;
+        otherwise it is one nobody used, removed on return (see :mod:`intercode_agents.sandbox.pool`)."""
         pool = await self.pool(image)
-        return await pool.acquire(), pool
+        return await pool.acquire(trusted=trusted), pool
 
     async def ensure_tool_mode(self) -> None:
         """An env used before any reset is a live sandbox of its default image."""

@@ -98,7 +98,7 @@ class PythonEnv(PooledEnv):
         """The tests' outcomes for the gold solution, in a pristine sandbox (cached per process)."""
         key = (getattr(self.sandbox, "image_id", None) or task.image, task.id)
         if key not in _GOLD_CACHE:
-            sb, pool = await self.borrow(task.image)
+            sb, pool = await self.borrow(task.image, trusted=True)
             try:
                 repl = await self._start_repl(sb)
                 await repl.request({"op": "exec", "code": task.gold, "timeout": 60}, timeout=60)

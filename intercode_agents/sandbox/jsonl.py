@@ -46,6 +46,11 @@ class JsonSession:
         self._lock = asyncio.Lock()
         self._next_id = 0
 
+    @property
+    def pid(self) -> int:
+        """The helper's PID inside the sandbox (0 when it is not running)."""
+        return self._proc.pid if self._proc else 0
+
     async def start(self) -> JsonSession:
         proc = await self._sandbox.start_process(
             self._argv, user=self._user, workdir=self._workdir, env=self._env, goodbye=GOODBYE

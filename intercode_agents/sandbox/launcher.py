@@ -18,6 +18,7 @@ user, starts by docker exec.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import secrets
 import shlex
@@ -47,12 +48,18 @@ def _script(token: str, nonce: str, *, announce_pid: bool) -> bytes:
 
 
 def spawn_line(
-    argv: Sequence[str], workdir: str | None, env: dict[str, str] | None, *, one_off: bool = False
+    argv: Sequence[str],
+    workdir: str | None,
+    env: dict[str, str] | None,
+    *,
+    one_off: bool = False,
+    preamble: Sequence[str] = PID_PREAMBLE,
 ) -> str:
     """The launcher command that runs ``argv`` as a docker exec would (fresh SHLVL, the workdir and
-    extra environment applied) and prints its PID first. A ``one_off`` command gets /dev/null as its
-    input and its errors in its output, as :meth:`Sandbox.exec` promises."""
-    words = [*PID_PREAMBLE, *argv]
+    extra environment applied) and prints its PID first (through ``preamble``). A ``one_off``
+    command gets /dev/null as its input and its errors in its output, as :meth:`Sandbox.exec`
+    promises."""
+    words = [*preamble, *argv]
     if env:
         words = ["env", *(f"{k}={v}" for k, v in env.items()), *words]
     cd = f"cd -- {shlex.quote(workdir)} || exit 126; " if workdir else ""
@@ -69,6 +76,15 @@ class Launcher:
         nonce = secrets.token_hex(8)
         self.prefix = b"\x1e\x1e" + nonce.encode() + b":"
         self._marker = re.compile(re.escape(self.prefix) + rb"(-?\d+)\x1e\n")
+        # A spawned process announces its PID in a frame of the launcher's own, so that what a
+        # left-over process of an earlier one still writes into the shared stream is skipped.
+        self._pid_frame = re.compile(re.escape(self.prefix) + rb"pid:(\d+)\x1e\n")
+        self._preamble = (
+            "/bin/sh",
+            "-c",
+            f'printf \'\\036\\036{nonce}:pid:%s\\036\\n\' "$$"; exec "$@"',
+            "sh",
+        )
         self._nonce = nonce
         self.stream: ProcessStream | None = None
         self._lent: LaunchedProcess | None = None
@@ -112,16 +128,32 @@ class Launcher:
         assert self.stream is not None and self.idle
         child = LaunchedProcess(self, goodbye)
         self._lent = child
-        line = f"{self._token} {spawn_line(argv, workdir, env, one_off=one_off)}"
+        command = spawn_line(argv, workdir, env, one_off=one_off, preamble=self._preamble)
+        line = f"{self._token} {command}"
         await self.stream.write(line.encode("utf-8", errors="surrogateescape") + b"\x00")
         try:
-            text = await child.read_line(timeout)
-            child.pid = int(text.strip())
+            child.pid = await self._read_pid(child, timeout)
         except (ValueError, SessionDied, TimeoutError) as exc:
             await child.drain(2.0)  # the launcher's marker: the stream is its own again
             await child.close()
             raise SessionDied(f"process did not start: {exc}") from exc
         return child
+
+    async def _read_pid(self, child: LaunchedProcess, timeout: float) -> int:
+        """Read up to ``child``'s PID frame; bytes before it are a left-over process's, dropped."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        buf = bytearray()
+        while True:
+            m = self._pid_frame.search(buf)
+            if m:
+                child.unread(bytes(buf[m.end() :]))
+                return int(m.group(1))
+            del buf[: max(0, len(buf) - len(self.prefix) - 32)]  # keep what may be a frame's start
+            chunk = await child.read(max(deadline - loop.time(), 0.001))
+            if chunk is None:
+                raise SessionDied("the process exited before it started")
+            buf += chunk
 
     def find_marker(self, data: bytes) -> re.Match[bytes] | None:
         return self._marker.search(data)

@@ -1,13 +1,18 @@
-"""A warm pool of pristine sandboxes that refills in the background.
+"""A warm pool of sandboxes that refills in the background.
 
 ``size`` is how many sandboxes the pool keeps, ready or in use, not a cap: when none is ready,
 ``acquire`` starts a fresh one at once rather than wait (so borrowing a second sandbox never
 deadlocks), and one that comes back while the pool holds ``size`` others is removed. The pool
 refills itself in the background whenever it holds fewer.
 
-A released sandbox is reused only when it is verified pristine (:meth:`Sandbox.is_pristine`: the
-same processes and the same file system as when it was fresh). Otherwise it is removed and a fresh
-one takes its place. Verification runs in the background, so ``release`` returns at once.
+Two kinds of lease (see :mod:`intercode_agents.sandbox.pristine` for why):
+
+- ``acquire()`` is for untrusted code (an agent's episode). It always gets a sandbox nobody has
+  used, and that sandbox is removed when it comes back, whatever was done in it.
+- ``acquire(trusted=True)`` is for the harness's own commands (a gold solution, a probe). It may get
+  a sandbox that only such commands used before and that came back with a :class:`Fingerprint`
+  equal, on every channel, to the one it had when fresh. Verification runs in the background, so
+  ``release`` returns at once; a sandbox that fails it is removed and replaced.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ import contextlib
 from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
-from intercode_agents.sandbox.sandbox import FreshState, Sandbox
+from intercode_agents.sandbox.pristine import Fingerprint
+from intercode_agents.sandbox.sandbox import Sandbox
 
 
 class SandboxPool:
@@ -26,13 +32,14 @@ class SandboxPool:
             raise ValueError("a pool's size cannot be negative")
         self.image = image
         self.size = size
-        self.reuse = reuse
+        self.reuse = reuse  # False: trusted leases are removed on return as well
         self._options = sandbox_options
-        self._ready: list[Sandbox] = []
+        self._fresh: list[Sandbox] = []  # never lent
+        self._recycled: list[Sandbox] = []  # lent to trusted code only, and verified since
         self._filling = 0
-        self._baseline: dict[Sandbox, FreshState] = {}
-        self._out: set[Sandbox] = set()
-        self._recycling: set[Sandbox] = set()  # released, being verified
+        self._reference: dict[Sandbox, Fingerprint] = {}  # taken at a sandbox's first trusted lease
+        self._out: dict[Sandbox, bool] = {}  # in use -> trusted lease
+        self._recycling: set[Sandbox] = set()  # released, being verified or removed
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
         self.stats = {"created": 0, "reused": 0, "surplus": 0, "replaced": 0, "cold_acquires": 0}
@@ -47,7 +54,7 @@ class SandboxPool:
     async def start(self) -> None:
         """Create the first sandbox now (so a missing image or a dead engine surfaces here)."""
         if self.size:
-            self._ready.append(await self._fresh())
+            self._fresh.append(await self._new())
         self._top_up()
 
     def grow(self, extra: int) -> None:
@@ -60,9 +67,16 @@ class SandboxPool:
         new size are removed."""
         self.size = max(0, self.size - fewer)
 
+    @property
+    def ready(self) -> int:
+        """Sandboxes ready to hand out now (fresh or recycled)."""
+        return len(self._fresh) + len(self._recycled)
+
     def _held(self) -> int:
-        """Sandboxes the pool counts as its own: ready, in use, being verified or being made."""
-        return len(self._ready) + len(self._out) + len(self._recycling) + self._filling
+        """The sandboxes that count against ``size``: fresh, in use, being verified or being made.
+        Recycled ones (for trusted leases only) are kept besides, up to ``size`` of them, so that
+        they never take the place of the fresh sandboxes untrusted code needs."""
+        return len(self._fresh) + len(self._out) + len(self._recycling) + self._filling
 
     def _top_up(self) -> None:
         while not self._closed and self._held() < self.size:
@@ -76,80 +90,86 @@ class SandboxPool:
 
     async def _fill(self) -> None:
         try:
-            sb = await self._fresh()
+            sb = await self._new()
         except Exception:  # the next acquire() starts one itself and raises the real error
             return
         finally:
             self._filling -= 1
-        await self._offer(sb)
-
-    async def _offer(self, sb: Sandbox) -> bool:
-        """Keep ``sb`` ready, unless the pool is full (then it is removed); True when kept."""
         if self._closed or self._held() >= self.size:
-            self._baseline.pop(sb, None)
             await sb.close()
-            return False
-        self._ready.append(sb)
-        return True
+            return
+        self._fresh.append(sb)
 
-    async def _fresh(self) -> Sandbox:
+    async def _new(self) -> Sandbox:
         sb = Sandbox(self.image, **self._options)
         await sb.start()
         self.stats["created"] += 1
-        try:
-            if self.reuse:
-                self._baseline[sb] = await sb.fresh_state()
-        except BaseException:
-            await sb.close()
-            raise
         return sb
 
-    async def acquire(self) -> Sandbox:
-        """A pristine sandbox: a warm one if ready, else a fresh one started now."""
+    async def acquire(self, *, trusted: bool = False) -> Sandbox:
+        """A pristine sandbox: for untrusted code, one nobody used; for the harness's own commands
+        (``trusted``), a verified recycled one when ready, else a fresh one."""
         if self._closed:
             raise RuntimeError("the pool is closed")
-        if self._ready:
-            sb = self._ready.pop()
+        if trusted and self._recycled:
+            sb = self._recycled.pop()
+        elif self._fresh:
+            sb = self._fresh.pop()
         else:
             self.stats["cold_acquires"] += 1
-            sb = await self._fresh()
-        self._out.add(sb)
+            sb = await self._new()
+        self._out[sb] = trusted
+        try:
+            if trusted and self.reuse and sb not in self._reference:
+                self._reference[sb] = await sb.fingerprint()  # it is fresh: this is its reference
+        except BaseException:
+            self._out.pop(sb, None)
+            await sb.close()
+            raise
         self._top_up()
         return sb
 
     async def release(self, sb: Sandbox, *, dirty: bool = False) -> None:
-        """Give ``sb`` back. It is verified in the background and reused only if pristine."""
-        self._out.discard(sb)
+        """Give ``sb`` back. An untrusted lease is removed; a trusted one is verified in the
+        background and kept for trusted leases only if it matches its fresh fingerprint."""
+        trusted = self._out.pop(sb, False)
         if self._closed:
             await sb.close()
             return
         self._recycling.add(sb)
-        self._background(self._recycle(sb, dirty))
+        self._background(self._recycle(sb, trusted and self.reuse and not dirty))
 
-    async def _recycle(self, sb: Sandbox, dirty: bool) -> None:
+    async def _recycle(self, sb: Sandbox, verify: bool) -> None:
         try:
-            if self.reuse and not dirty:
+            if verify:
                 await sb.close_sessions()
-                if await self.is_pristine(sb):
+                if await self._matches(sb):
                     self._recycling.discard(sb)
-                    self.stats["reused" if await self._offer(sb) else "surplus"] += 1
+                    if not self._closed and len(self._recycled) < self.size:
+                        self._recycled.append(sb)
+                        self.stats["reused"] += 1
+                        return
+                    self.stats["surplus"] += 1
+                    self._reference.pop(sb, None)
+                    await sb.close()
                     return
-            self._baseline.pop(sb, None)
+            self._reference.pop(sb, None)
             self.stats["replaced"] += 1
             self._recycling.discard(sb)
             self._top_up()  # the replacement starts while the old container is removed
             await sb.close()
         except BaseException:
             self._recycling.discard(sb)
+            self._reference.pop(sb, None)
             await sb.close()
             raise
 
-    async def is_pristine(self, sb: Sandbox) -> bool:
-        fresh = self._baseline.get(sb)
-        if fresh is None:
+    async def _matches(self, sb: Sandbox) -> bool:
+        reference = self._reference.get(sb)
+        if reference is None:
             return False
         try:
-            return await sb.is_pristine(fresh)
+            return await sb.matches(reference)
         except Exception:
             return False
 
@@ -159,8 +179,8 @@ class SandboxPool:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     @contextlib.asynccontextmanager
-    async def sandbox(self) -> AsyncIterator[Sandbox]:
-        sb = await self.acquire()
+    async def sandbox(self, *, trusted: bool = False) -> AsyncIterator[Sandbox]:
+        sb = await self.acquire(trusted=trusted)
         dirty = True
         try:
             yield sb
@@ -173,8 +193,10 @@ class SandboxPool:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        victims = [*self._out, *self._recycling, *self._ready]
+        victims = [*self._out, *self._recycling, *self._fresh, *self._recycled]
         self._out.clear()
         self._recycling.clear()
-        self._ready.clear()
+        self._fresh.clear()
+        self._recycled.clear()
+        self._reference.clear()
         await asyncio.gather(*(sb.close() for sb in victims), return_exceptions=True)

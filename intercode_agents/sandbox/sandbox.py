@@ -24,7 +24,8 @@ from intercode_agents.sandbox.engine import docker_client, engine_call
 from intercode_agents.sandbox.jsonl import JsonSession
 from intercode_agents.sandbox.launcher import MAIN_COMMAND, Launcher
 from intercode_agents.sandbox.local_engine import cgroup_procs_file, read_pids
-from intercode_agents.sandbox.overlay import OverlayLayers, OverlayUnreadable, UpperEntries
+from intercode_agents.sandbox.overlay import OverlayLayers, OverlayUnreadable
+from intercode_agents.sandbox.pristine import RUNTIME_SCRIPT, Fingerprint, runtime_digest
 from intercode_agents.sandbox.result import DEFAULT_OUTPUT_CAP, ExecResult, OutputCapture
 from intercode_agents.sandbox.shell import ShellSession
 from intercode_agents.sandbox.stream import KILL_TREE, ProcessStream
@@ -39,14 +40,6 @@ class Change:
 
     path: str
     kind: ChangeKind  # C(hanged), A(dded), D(eleted)
-
-
-@dataclass(frozen=True)
-class FreshState:
-    """A sandbox as it was when fresh: its file system's reference, and its processes."""
-
-    files: UpperEntries | frozenset[Change]  # the upper directory's entries (readable here), or a diff
-    pids: frozenset[int]
 
 
 class Sandbox:
@@ -244,7 +237,7 @@ class Sandbox:
                 remaining = deadline - loop.time()
                 if remaining <= 0 and not timed_out:
                     timed_out = True
-                    await self.signal_tree(proc.pid, "KILL", include_root=True)
+                    await self.signal_tree(proc.pid, "KILL", include_root=True, since="root")
                     deadline = loop.time() + 5.0
                     continue
                 try:
@@ -272,15 +265,21 @@ class Sandbox:
             output_bytes=capture.total,
         )
 
-    async def signal_tree(self, pid: int, sig: str, *, include_root: bool) -> None:
-        """Send ``sig`` to every descendant of ``pid`` (and to ``pid`` itself if asked)."""
+    async def signal_tree(
+        self, pid: int, sig: str, *, include_root: bool, since: int | str | None = None
+    ) -> None:
+        """Send ``sig`` to every descendant of ``pid`` (and to ``pid`` itself if asked). With
+        ``since``, also to every process started since then, whoever its parent: what a command
+        ``setsid``, ``nohup`` or double-forked away from its tree. ``since`` is the container's uptime
+        in hundredths of a second when the command began, or ``"root"``: when ``pid`` itself began.
+        The harness's own processes (the launcher, the other sessions and what they run) are spared."""
         if not pid:
             return
-        proc = ProcessStream(
-            self.container,
-            ["/bin/sh", "-c", KILL_TREE, "kill-tree", str(pid), sig, "1" if include_root else "0"],
-            stdin=False,
-        )
+        launcher = self._launcher.stream.pid if self._launcher and self._launcher.stream else 0
+        others = [str(s.pid) for s in self._sessions if s.pid and s.pid != pid]
+        argv = ["/bin/sh", "-c", KILL_TREE, "kill-tree", str(pid), sig, "1" if include_root else "0"]
+        window = "-1" if since is None else str(since)
+        proc = ProcessStream(self.container, [*argv, window, str(launcher), *others], stdin=False)
         await proc.start()
         try:
             while await proc.read(10.0) is not None:
@@ -377,24 +376,27 @@ class Sandbox:
         return frozenset(int(row[column]) for row in found.get("Processes") or [])
 
     # -- pristine state ----------------------------------------------------------------------
-    async def fresh_state(self) -> FreshState:
-        """What this sandbox is now, as the reference of later pristine checks (call it fresh)."""
+    async def fingerprint(self) -> Fingerprint:
+        """This sandbox's state on every channel the harness can read (see :mod:`.pristine`). It
+        runs one read-only command in the sandbox: call it only where the harness alone has worked."""
         if self._overlay is not None:
-            files: UpperEntries | frozenset[Change] = await asyncio.to_thread(self._overlay.entries)
+            files: Any = await asyncio.to_thread(self._overlay.entries)
         else:
             files = frozenset(await self.diff())
-        return FreshState(files, await self.processes())
+        listing = await self.exec(["/bin/sh", "-c", RUNTIME_SCRIPT], timeout=60, output_cap=64 << 20)
+        if listing.exit_code != 0 or listing.truncated:
+            raise SessionDied(f"the sandbox's state could not be listed: {listing.output[-300:]!r}")
+        return Fingerprint(files, runtime_digest(listing.output), await self.processes())
 
-    async def is_pristine(self, fresh: FreshState) -> bool:
-        """Whether the sandbox is as it was when ``fresh`` was taken: the very same processes, and
-        the same file system. Where the overlay is readable here, nothing may have entered the upper
-        directory since and nothing there may have changed; else Docker's change list must be the
-        same (which misses a folder whose content changed and changed back)."""
-        if not self.running or self.degraded or await self.processes() != fresh.pids:
-            return False
-        if self._overlay is not None and isinstance(fresh.files, dict):
-            return await asyncio.to_thread(self._overlay.entries) == fresh.files
-        return frozenset(await self.diff()) == fresh.files
+    async def matches(self, reference: Fingerprint) -> bool:
+        """Whether the sandbox is, on every channel, as it was when ``reference`` was taken: the very
+        same processes, the same root file system (where the overlay is readable here, nothing may
+        have entered the upper directory since; else Docker's change list must be the same, which
+        misses a folder whose content changed and changed back) and the same other mounts, IPC
+        objects and host name."""
+        if not self.running or self.degraded or await self.processes() != reference.pids:
+            return False  # (cheap, and it spares the listing when a process was left behind)
+        return await self.fingerprint() == reference
 
     async def end_process(self, proc: ProcessStream, *, busy: bool) -> None:
         """Stop a session's process: an idle one is asked to exit by closing its input, a busy one
@@ -407,10 +409,11 @@ class Sandbox:
         finally:
             await proc.close()
 
-    async def kill_process(self, proc: ProcessStream) -> None:
-        """Kill a session's process tree and wait (two seconds at most) until its output ends: a
-        launched one then gives the launcher its stream back."""
-        await self.signal_tree(proc.pid, "KILL", include_root=True)
+    async def kill_process(self, proc: ProcessStream, *, since: int | None = None) -> None:
+        """Kill a session's process tree (and what was started since ``since``, see
+        :meth:`signal_tree`) and wait (two seconds at most) until its output ends: a launched one
+        then gives the launcher its stream back."""
+        await self.signal_tree(proc.pid, "KILL", include_root=True, since=since)
         await proc.drain(2.0)
 
 

@@ -34,11 +34,14 @@ RESTART_NOTE = "\n[the shell session was restarted after the timeout: its state 
 
 def _loop_script(nonce: str) -> bytes:
     marker = f"\\036\\036{nonce}:%d\\036\\n"
+    start = f"\\036\\036{nonce}:t0:%s\\036\\n"  # the container's uptime as the command starts
     return (
         "exec 2>&1\n"
         "unset HISTFILE\n"
         f"printf '{marker}' -1\n"
         "while IFS= read -r -d '' __ic_cmd; do\n"
+        "  read -r __ic_t0 _ < /proc/uptime\n"
+        f"  printf '{start}' \"$__ic_t0\"\n"
         '  eval "$__ic_cmd" </dev/null\n'
         "  __ic_rc=$?\n"
         "  wait\n"  # background jobs hold the output open, as under `docker exec`
@@ -67,6 +70,7 @@ class ShellSession:
         self._lock = asyncio.Lock()
         self._proc: ProcessStream | None = None
         self._marker_re: re.Pattern[bytes] = re.compile(b"")
+        self._start_re: re.Pattern[bytes] = re.compile(b"")
         self._prefix = b""
 
     @property
@@ -77,6 +81,7 @@ class ShellSession:
         nonce = secrets.token_hex(8)
         self._prefix = b"\x1e\x1e" + nonce.encode() + b":"
         self._marker_re = re.compile(re.escape(self._prefix) + rb"(-?\d+)\x1e\n")
+        self._start_re = re.compile(re.escape(self._prefix) + rb"t0:(\d+)\.(\d\d)\x1e\n")
         proc = await self._sandbox.start_process(
             ["bash", "--noprofile", "--norc", "-s"],
             user=self._user,
@@ -122,15 +127,22 @@ class ShellSession:
         keep = len(self._prefix) + 24
         deadline = loop.time() + timeout
         timed_out = False
+        began: list[int] = []  # the container's uptime (centiseconds) when the command started
         escalation: list[Callable[[], Awaitable[None]]] = [
             lambda: self._signal("INT"),
-            lambda: self._signal("KILL"),
+            lambda: self._signal("KILL", began[0] if began else None),
         ]
         while True:
+            if not began and (start := self._start_re.search(window)):
+                began.append(int(start.group(1) + start.group(2)))
+                del window[start.start() : start.end()]
             m = self._marker_re.search(window)
             if m:
                 capture.feed(bytes(window[: m.start()]))
                 proc.unread(bytes(window[m.end() :]))
+                if len(escalation) < 2 and began:
+                    # Stopped by us: what the command started away from its tree goes as well.
+                    await self._signal("KILL", began[0])
                 return ExecResult(
                     output=capture.text(),
                     exit_code=int(m.group(1)),
@@ -146,7 +158,7 @@ class ShellSession:
             remaining = deadline - loop.time()
             if (remaining <= 0 or flooding) and interruptible:
                 if not escalation:
-                    return await self._give_up(capture, started)
+                    return await self._give_up(capture, started, began[0] if began else None)
                 timed_out = timed_out or remaining <= 0
                 await escalation.pop(0)()
                 deadline = loop.time() + (1.0 if escalation else 2.0)
@@ -161,11 +173,13 @@ class ShellSession:
                 raise SessionDied("the shell process exited")
             window += chunk
 
-    async def _signal(self, sig: str) -> None:
-        await self._sandbox.signal_tree(self.pid, sig, include_root=False)
+    async def _signal(self, sig: str, since: int | None = None) -> None:
+        """Signal the running command's tree (not the shell); with ``since`` (the container's uptime
+        in centiseconds when it began), every process started since then as well."""
+        await self._sandbox.signal_tree(self.pid, sig, include_root=False, since=since)
 
-    async def _give_up(self, capture: OutputCapture, started: float) -> ExecResult:
-        await self._restart()
+    async def _give_up(self, capture: OutputCapture, started: float, began: int | None) -> ExecResult:
+        await self._restart(began)
         return ExecResult(
             output=capture.text() + RESTART_NOTE,
             exit_code=-1,
@@ -176,11 +190,11 @@ class ShellSession:
             restarted=True,
         )
 
-    async def _restart(self) -> None:
+    async def _restart(self, since: int | None = None) -> None:
         old, self._proc = self._proc, None
         if old is not None:
             if old.pid and not old.eof:
-                await self._sandbox.kill_process(old)
+                await self._sandbox.kill_process(old, since=since)
             await old.close()
         await self.start()
 

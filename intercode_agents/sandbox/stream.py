@@ -18,27 +18,56 @@ from intercode_agents.sandbox.engine import engine_call
 
 PID_PREAMBLE = ("/bin/sh", "-c", 'echo "$$"; exec "$@"', "sh")
 
-# Signals every descendant of a PID inside the container (POSIX sh; reads /proc). Args: root sig self
+# Signals a process tree inside the container, and with a time window, every process started in that
+# window too: a command's `setsid`, `nohup` and double-forked children leave its tree (they are
+# re-parented to the init) but not the window. POSIX sh, reading /proc.
+#   args: root sig include_root since alone sessions...
+#   since: the container's uptime in hundredths of a second when the command started, "root" for the
+#   start of the root process itself (a one-off command), or -1 (the tree only);
+#   alone: comma-separated PIDs spared themselves (the launcher); sessions: PIDs spared with their
+#   descendants (the sandbox's other sessions). The init and this script are always spared.
 KILL_TREE = r"""
-root=$1; sig=$2; self=$3; pairs=""
+root=$1; sig=$2; self=$3; since=$4; alone=" 1 $(printf '%s' "$5" | tr ',' ' ') "; shift 5
+keep="$$ $*"
+hz=$(getconf CLK_TCK 2>/dev/null) || hz=100
+if [ "$since" = root ]; then
+  since=-1
+  if IFS= read -r line < "/proc/$root/stat" 2>/dev/null; then
+    rest=${line##*) }; set -- $rest; since=${20}
+  fi
+elif [ "$since" -ge 0 ]; then
+  since=$(( since * hz / 100 ))
+fi
+procs=""
 for f in /proc/[0-9]*/stat; do
   IFS= read -r line < "$f" 2>/dev/null || continue
   pid=${line%% *}; rest=${line##*) }
   set -- $rest
-  pairs="$pairs $pid:$2"
+  procs="$procs $pid:$2:${20}"
 done
-found=" $root "; changed=1
-while [ "$changed" = 1 ]; do
-  changed=0
-  for p in $pairs; do
-    pid=${p%%:*}; pp=${p##*:}
-    case "$found" in *" $pid "*) continue ;; esac
-    case "$found" in *" $pp "*) found="$found$pid "; changed=1 ;; esac
+below() {  # the PIDs in $1 and all their descendants
+  found=" $1 "; changed=1
+  while [ "$changed" = 1 ]; do
+    changed=0
+    for p in $procs; do
+      pid=${p%%:*}; rest=${p#*:}; pp=${rest%%:*}
+      case "$found" in *" $pid "*) continue ;; esac
+      case "$found" in *" $pp "*) found="$found$pid "; changed=1 ;; esac
+    done
   done
-done
-for p in $found; do
-  if [ "$p" = "$root" ] && [ "$self" != 1 ]; then continue; fi
-  kill -s "$sig" "$p" 2>/dev/null
+  printf '%s' "$found"
+}
+spared=$(below "$keep")
+tree=$(below "$root")
+for p in $procs; do
+  pid=${p%%:*}; start=${p##*:}
+  case "$tree" in *" $pid "*) hit=1 ;; *) hit=0 ;; esac
+  if [ "$hit" = 0 ] && [ "$since" -ge 0 ] && [ "$start" -ge "$since" ]; then hit=1; fi
+  [ "$hit" = 1 ] || continue
+  if [ "$pid" = "$root" ]; then [ "$self" = 1 ] || continue
+  else case "$spared$alone" in *" $pid "*) continue ;; esac
+  fi
+  kill -s "$sig" "$pid" 2>/dev/null
 done
 exit 0
 """
