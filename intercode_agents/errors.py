@@ -25,6 +25,16 @@ class EngineUnavailable(IntercodeError):
         super().__init__(msg)
 
 
+class EngineTimeout(IntercodeError):
+    """An engine call did not answer before its deadline."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            f"the Docker Engine did not answer within {seconds:g} s (is it overloaded or stuck?). "
+            "Lower the concurrency, check `docker info`, or raise $INTERCODE_AGENTS_ENGINE_TIMEOUT."
+        )
+
+
 class ImageMissing(IntercodeError):
     """A sandbox image is not present in the engine."""
 

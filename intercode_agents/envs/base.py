@@ -49,6 +49,19 @@ class ActionResult:
     duration_s: float = 0.0
 
 
+def unreadable(text: object) -> str | None:
+    """Why ``text`` is no action at all: not a string, or not sendable as UTF-8 (a lone surrogate,
+    which Python strings may carry); None when it is fine."""
+    if not isinstance(text, str):
+        return f"an action is text, not {type(text).__name__}"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start : exc.end]
+        return f"the action holds text that is not valid Unicode ({bad!r} at position {exc.start})"
+    return None
+
+
 def parse_submit(action: str) -> str | None:
     """Return the submit argument ('' when bare) if ``action`` is a submit, else None."""
     m = _SUBMIT.match(action)
@@ -122,16 +135,17 @@ class Env(ABC):
             raise ConfigError("the episode is over; call reset() to start another")
         self.turns += 1
         base: dict[str, Any] = {"turn": self.turns}
-        submitted = parse_submit(action)
+        problem = unreadable(action)  # a submit too must be text that can be sent
+        submitted = parse_submit(action) if problem is None else None
         if submitted is not None:
             return await self._submit(submitted, base)
-        problem = self.validate_action(action)
+        problem = problem or self.validate_action(action)
         if problem:
             result = ActionResult(observation=f"Invalid action: {problem}", errored=True)
             base["action_type"] = "invalid"
         else:
             started = time.perf_counter()
-            result = await self._execute(action)
+            result = self._annotate(await self._execute(action))
             if not result.duration_s:
                 result = dataclasses.replace(result, duration_s=time.perf_counter() - started)
             base["action_type"] = "action"
@@ -179,6 +193,8 @@ class Env(ABC):
 
     def validate_action(self, action: str) -> str | None:
         """Return why ``action`` cannot run, or None. Never rewrites the action."""
+        if problem := unreadable(action):
+            return problem
         if "\x00" in action:
             return "the action contains a NUL byte"
         if not action.strip():
@@ -195,6 +211,10 @@ class Env(ABC):
         from intercode_agents.tools import EnvToolkit
 
         return EnvToolkit(env=self)
+
+    def _annotate(self, result: ActionResult) -> ActionResult:
+        """Add what the harness has to tell the agent about its sandbox to an action's observation."""
+        return result
 
     # -- hooks ------------------------------------------------------------------------------------
     @abstractmethod

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from intercode_agents.envs.base import Env
+from intercode_agents.envs.base import ActionResult, Env
 from intercode_agents.envs.pools import close_pool, open_pool
 from intercode_agents.images import image_ref
 from intercode_agents.sandbox import ExecResult, Sandbox, SandboxPool
@@ -59,6 +60,12 @@ class PooledEnv(Env):
         otherwise it is one nobody used, removed on return (see :mod:`intercode_agents.sandbox.pool`)."""
         pool = await self.pool(image)
         return await pool.acquire(trusted=trusted), pool
+
+    def _annotate(self, result: ActionResult) -> ActionResult:
+        notice = self.sandbox.take_notice() if self.sandbox is not None else None
+        if notice is None:
+            return result
+        return dataclasses.replace(result, observation=f"{result.observation}\n{notice}", errored=True)
 
     async def ensure_tool_mode(self) -> None:
         """An env used before any reset is a live sandbox of its default image."""

@@ -52,11 +52,19 @@ class SandboxConfig:
     # "auto": read file-system changes from the overlay upper directory when this host can (a local
     # engine, as root), else from the Engine API; "engine": always the Engine API.
     diff_source: str = "auto"
+    # The most the sandbox may write to the engine's disk (its writable layer), or None for no cap.
+    # Enforced by the engine where it can (StorageOpt size), else by RLIMIT_FSIZE and a watchdog
+    # (see intercode_agents.sandbox.disk_guard).
+    disk_limit: int | str | None = "1g"
     # Start sessions through an in-container launcher bash (a fork each) instead of a docker exec
     # each. The launcher is the container's main process when the image's command only idles
     # (`sleep infinity`) and `cmd` is not set, else it starts by one docker exec; images without
     # bash fall back to docker exec sessions by themselves.
     launcher: bool = True
+
+    @property
+    def disk_limit_bytes(self) -> int | None:
+        return None if self.disk_limit in (None, 0, "") else _parse_bytes(self.disk_limit)  # type: ignore[arg-type]
 
     def container_spec(self, image: str) -> dict[str, Any]:
         """The Engine API body of ``POST /containers/create``."""
@@ -77,6 +85,9 @@ class SandboxConfig:
         }
         if self.nano_cpus:
             host["NanoCpus"] = self.nano_cpus
+        if self.disk_limit_bytes:
+            limit = self.disk_limit_bytes
+            host["Ulimits"] = [{"Name": "fsize", "Soft": limit, "Hard": limit}]
         if self.tmpfs:
             host["Tmpfs"] = dict(self.tmpfs)
         spec: dict[str, Any] = {

@@ -1,4 +1,10 @@
-"""The Docker Engine client: one aiodocker client per event loop, error translation, retries.
+"""The Docker Engine clients of an event loop, error translation, retries and deadlines.
+
+Two aiodocker clients per event loop, on two connection pools: one for control calls (create, start,
+inspect, remove, archives), one for the long-lived attach and exec streams of sessions. A stream
+holds its connection for as long as the session lives, so on one pool a few hundred sessions would
+take every connection and control calls would wait for ever; the stream pool has no limit, and every
+control call has a deadline (:data:`ENGINE_TIMEOUT_S`, or ``$INTERCODE_AGENTS_ENGINE_TIMEOUT``).
 
 Transient engine errors (a reset connection, a 5xx, a 409 while removing) are retried with jittered
 exponential backoff and a bound. An agent's command is never retried: only engine bookkeeping goes
@@ -9,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any, TypeVar, cast
@@ -17,29 +24,50 @@ import aiodocker
 import aiohttp
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from intercode_agents.errors import EngineUnavailable, ImageMissing, SessionDied
+from intercode_agents.errors import EngineTimeout, EngineUnavailable, ImageMissing, SessionDied
 
 T = TypeVar("T")
 
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[aiodocker.Docker, object]] = (
-    weakref.WeakKeyDictionary()
-)
+#: Seconds an engine control call may take before it fails with :class:`EngineTimeout`.
+ENGINE_TIMEOUT_S = float(os.environ.get("INTERCODE_AGENTS_ENGINE_TIMEOUT") or 180)
+
+_Clients = tuple[aiodocker.Docker, aiodocker.Docker, object]  # control, streams, closer
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Clients] = weakref.WeakKeyDictionary()
 
 
-def docker_client() -> aiodocker.Docker:
-    """The shared client of the running event loop (created on first use, closed with the loop)."""
+def _loop_clients() -> _Clients:
     loop = asyncio.get_running_loop()
     entry = _clients.get(loop)
     if entry is None:
         try:
-            client = aiodocker.Docker()
+            control = aiodocker.Docker()
         except (AssertionError, ValueError, OSError) as exc:
             raise EngineUnavailable("no Docker socket found and DOCKER_HOST is not set") from exc
-        entry = _clients[loop] = (client, _closer(client))
-    return entry[0]
+        streams = aiodocker.Docker(url=control.docker_host, connector=_unlimited_like(control.connector))
+        entry = _clients[loop] = (control, streams, _closer(control, streams))
+    return entry
 
 
-def _closer(client: aiodocker.Docker) -> object:
+def docker_client() -> aiodocker.Docker:
+    """The running event loop's client for control calls (created on first use, closed with the loop)."""
+    return _loop_clients()[0]
+
+
+def stream_client() -> aiodocker.Docker:
+    """The running event loop's client for attach and exec streams: its pool has no limit."""
+    return _loop_clients()[1]
+
+
+def _unlimited_like(connector: aiohttp.BaseConnector) -> aiohttp.BaseConnector:
+    """A connector to the same engine as ``connector``, without a limit on open connections."""
+    if isinstance(connector, aiohttp.UnixConnector):
+        return aiohttp.UnixConnector(connector.path, limit=0)
+    if isinstance(connector, aiohttp.TCPConnector):
+        return aiohttp.TCPConnector(ssl=getattr(connector, "_ssl", True), limit=0)
+    raise EngineUnavailable(f"unsupported engine connection {type(connector).__name__}")
+
+
+def _closer(*clients: aiodocker.Docker) -> object:
     """An async generator, started up to its ``yield``, that closes ``client`` when finalized.
 
     ``asyncio.run`` finalizes the loop's live async generators before it closes the loop
@@ -51,8 +79,9 @@ def _closer(client: aiodocker.Docker) -> object:
         try:
             yield
         finally:
-            if not client.session.closed:
-                await client.close()
+            for client in clients:
+                if not client.session.closed:
+                    await client.close()
 
     agen = close_at_shutdown()
     first_step = cast(Coroutine[Any, Any, None], agen.__anext__())  # the loop now tracks agen
@@ -62,10 +91,11 @@ def _closer(client: aiodocker.Docker) -> object:
 
 
 async def close_docker_client() -> None:
-    """Close the running loop's client now (it is closed with the loop otherwise)."""
+    """Close the running loop's clients now (they are closed with the loop otherwise)."""
     entry = _clients.pop(asyncio.get_running_loop(), None)
     if entry is not None:
         await entry[0].close()
+        await entry[1].close()
 
 
 def _stopped(exc: BaseException) -> bool:
@@ -93,8 +123,16 @@ def translate(exc: BaseException, *, image: str | None = None) -> BaseException:
     return exc
 
 
-async def engine_call(fn: Callable[[], Awaitable[T]], *, image: str | None = None, attempts: int = 4) -> T:
-    """Run one engine request, retrying transient failures; raise typed errors for the rest."""
+async def engine_call(
+    fn: Callable[[], Awaitable[T]],
+    *,
+    image: str | None = None,
+    attempts: int = 4,
+    timeout: float | None = None,
+) -> T:
+    """Run one engine request under a deadline (``timeout``, else :data:`ENGINE_TIMEOUT_S`),
+    retrying transient failures; raise typed errors for the rest."""
+    deadline = ENGINE_TIMEOUT_S if timeout is None else timeout
     try:
         async for attempt in AsyncRetrying(
             stop=stop_after_attempt(attempts),
@@ -103,7 +141,11 @@ async def engine_call(fn: Callable[[], Awaitable[T]], *, image: str | None = Non
             reraise=True,
         ):
             with attempt:
-                return await fn()
+                try:
+                    async with asyncio.timeout(deadline):
+                        return await fn()
+                except TimeoutError as exc:
+                    raise EngineTimeout(deadline) from exc
     except Exception as exc:
         translated = translate(exc, image=image)
         if translated is exc:

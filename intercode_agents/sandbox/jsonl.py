@@ -45,6 +45,7 @@ class JsonSession:
         self._proc: ProcessStream | None = None
         self._lock = asyncio.Lock()
         self._next_id = 0
+        self._stops = 0
 
     @property
     def pid(self) -> int:
@@ -52,6 +53,7 @@ class JsonSession:
         return self._proc.pid if self._proc else 0
 
     async def start(self) -> JsonSession:
+        self._stops = self._sandbox.stops
         proc = await self._sandbox.start_process(
             self._argv, user=self._user, workdir=self._workdir, env=self._env, goodbye=GOODBYE
         )
@@ -67,15 +69,21 @@ class JsonSession:
 
     async def request(self, payload: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
         """Send one request; wait up to ``timeout`` + grace for its response."""
+        try:
+            return await self._request(payload, timeout)
+        finally:
+            await self._sandbox.after_command()
+
+    async def _request(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
         async with self._lock:
-            if self._proc is None or self._proc.eof:
-                await self._restart()
+            if self._proc is None or self._proc.eof or self._stops != self._sandbox.stops:
+                await self._restart()  # (the harness stopped every process since the last request)
             assert self._proc is not None
             self._next_id += 1
             body = {**payload, "id": self._next_id}
-            line = json.dumps(body, ensure_ascii=False) + "\n"
+            line = json.dumps(body)  # ASCII: a lone surrogate travels as an escape, never raises
             try:
-                await self._proc.write(line.encode("utf-8", errors="surrogateescape"))
+                await self._proc.write(line.encode("ascii") + b"\n")
                 while True:
                     text = await self._proc.read_line(timeout + self.grace, self.max_line)
                     response = json.loads(text)

@@ -14,9 +14,16 @@ import os
 import signal
 from typing import Any
 
-from intercode_agents.sandbox.config import LABEL, LABEL_PID
+from intercode_agents.sandbox.config import LABEL, LABEL_PID, LABEL_RUN, RUN_ID
 
 _live: set[str] = set()
+_created_any = False  # a create was sent: the exit hook asks the engine for this process's containers
+
+
+def creating() -> None:
+    """Say a create request is about to go out (its answer may be lost to a cancellation)."""
+    global _created_any
+    _created_any = True
 
 
 def register(container_id: str) -> None:
@@ -39,11 +46,16 @@ def _sync_client() -> Any:
 
 @atexit.register
 def _remove_leftovers() -> None:
-    if not _live:
+    """Remove what this process still holds: the registered containers, and any container labelled
+    with this process's run and PID (a create whose answer was lost to a cancellation)."""
+    if not _live and not _created_any:
         return
     try:
         client = _sync_client()
-        for cid in list(_live):
+        mine = client.api.containers(
+            all=True, filters={"label": [f"{LABEL_RUN}={RUN_ID}", f"{LABEL_PID}={os.getpid()}"]}
+        )
+        for cid in {*_live, *(c["Id"] for c in mine)}:
             try:
                 client.api.remove_container(cid, force=True, v=True)
             except Exception:

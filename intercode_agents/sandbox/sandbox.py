@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import io
 import tarfile
@@ -20,6 +19,7 @@ from aiodocker.containers import DockerContainer
 from intercode_agents.errors import ConfigError, ImageMissing, IntercodeError, SessionDied
 from intercode_agents.sandbox import registry
 from intercode_agents.sandbox.config import SandboxConfig
+from intercode_agents.sandbox.disk_guard import ENGINE_POLL_S, DiskGuard, upper_usage
 from intercode_agents.sandbox.engine import docker_client, engine_call
 from intercode_agents.sandbox.jsonl import JsonSession
 from intercode_agents.sandbox.launcher import MAIN_COMMAND, Launcher
@@ -60,6 +60,14 @@ class Sandbox:
             raise ConfigError(f"diff_source must be 'auto' or 'engine', not {config.diff_source!r}")
         if not isinstance(config.launcher, bool):
             raise ConfigError(f"launcher must be true or false, not {config.launcher!r}")
+        try:
+            limit = config.disk_limit_bytes
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(
+                f"disk_limit must be a size such as '1g' or null, not {config.disk_limit!r}"
+            ) from exc
+        if limit is not None and limit < 1 << 20:
+            raise ConfigError(f"disk_limit must be at least 1m, not {config.disk_limit!r}")
         self.image = image
         self.config = config
         self.image_id: str | None = None
@@ -69,6 +77,7 @@ class Sandbox:
         self._overlay: OverlayLayers | None = None  # set when the changes can be read on this host
         self._launcher: Launcher | None = None  # starts sessions without a docker exec each
         self._procs_file: str | None = None  # the container's cgroup.procs, when readable here
+        self.disk_guard: DiskGuard | None = None  # when the engine cannot cap the writable layer
         self.running = False
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -90,13 +99,15 @@ class Sandbox:
         if main_launcher:
             spec |= {"Cmd": MAIN_COMMAND, "OpenStdin": True, "StdinOnce": False, "AttachStdin": True}
             spec |= {"AttachStdout": True, "AttachStderr": True}
-        create = asyncio.ensure_future(engine_call(lambda: client.containers.create(spec), image=self.image))
+        registry.creating()
+        create = asyncio.ensure_future(
+            engine_call(lambda: _create(client, spec, self.config), image=self.image)
+        )
         try:
             container = await asyncio.shield(create)
         except asyncio.CancelledError:
             # The engine may still create it: remove it once it exists, then honour the cancel.
-            with contextlib.suppress(Exception):
-                await _remove(await create)
+            create.add_done_callback(_remove_when_created)
             raise
         except aiodocker.DockerError as exc:
             if exc.status == 404:
@@ -104,8 +115,8 @@ class Sandbox:
             raise
         self._container = container
         registry.register(container.id)
+        attached = ProcessStream(container, MAIN_COMMAND) if main_launcher else None
         try:
-            attached = ProcessStream(container, MAIN_COMMAND) if main_launcher else None
             if attached is not None:
                 await attached.attach()
             await engine_call(container.start)
@@ -122,7 +133,15 @@ class Sandbox:
                 self._launcher = await Launcher(container).start(attached)
             elif self.config.launcher:
                 self._launcher = await _started_launcher(container)
+            limit = self.config.disk_limit_bytes
+            if limit and not (info.get("HostConfig") or {}).get("StorageOpt"):
+                self.disk_guard = DiskGuard(limit, self.disk_usage, self.stop_everything)
+                if self._overlay is None:
+                    self.disk_guard.interval = ENGINE_POLL_S
+                self.disk_guard.start()
         except BaseException:
+            if attached is not None and self._launcher is None:
+                await attached.close()  # the launcher never took the stream over
             await self.close()
             raise
         return self
@@ -134,14 +153,15 @@ class Sandbox:
         if container is None:
             return
         self._container = container  # sessions need it to stop their processes
+        if self.disk_guard is not None:
+            await self.disk_guard.close()
         await self.close_sessions()
         if self._launcher is not None:
             await self._launcher.close()
         self._container = None
-        try:
-            await asyncio.shield(_remove(container))
-        finally:
-            registry.unregister(container.id)
+        # Shielded, and forgotten only once removed: if the caller is cancelled meanwhile, the
+        # removal goes on, and if the process ends first the exit hook still knows the container.
+        await asyncio.shield(_remove(container))
 
     async def __aenter__(self) -> Sandbox:
         return await self.start()
@@ -286,6 +306,47 @@ class Sandbox:
                 pass
         finally:
             await proc.close()
+
+    async def stop_everything(self) -> None:
+        """Kill every process in the sandbox but its init and the launcher (sessions included)."""
+        launcher = self._launcher.stream.pid if self._launcher and self._launcher.stream else 0
+        argv = ["/bin/sh", "-c", KILL_TREE, "kill-all", "0", "KILL", "0", "0", str(launcher)]
+        proc = ProcessStream(self.container, argv, stdin=False)
+        await proc.start()
+        try:
+            while await proc.read(10.0) is not None:
+                pass
+        finally:
+            await proc.close()
+
+    async def disk_usage(self) -> int:
+        """Bytes the sandbox's writable layer takes on the engine's disk."""
+        if self._overlay is not None:
+            try:
+                return await asyncio.to_thread(upper_usage, self._overlay.upper)
+            except OSError:
+                pass
+        info = await engine_call(lambda: self.container.show(size=1))
+        return int(info.get("SizeRw") or 0)
+
+    async def after_command(self) -> None:
+        """Called when a command (a session step, a helper request) ends: the disk cap is checked at
+        once, so that a command which wrote past it gets the notice in its own observation."""
+        if self.disk_guard is not None and self.running:
+            try:
+                await self.disk_guard.check()
+            except Exception:  # the container is going away
+                pass
+
+    @property
+    def stops(self) -> int:
+        """How many times the harness stopped every process here (sessions restart when it grows)."""
+        return self.disk_guard.stops if self.disk_guard else 0
+
+    def take_notice(self) -> str | None:
+        """A message for the agent about something the harness did to the sandbox (the disk cap
+        stopped its processes), once."""
+        return self.disk_guard.take_notice() if self.disk_guard else None
 
     # -- files -------------------------------------------------------------------------------
     async def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
@@ -446,12 +507,45 @@ async def _started_launcher(container: DockerContainer) -> Launcher | None:
         return None
 
 
+_no_storage_quota: set[str] = set()  # engines (by address) that refused a StorageOpt size
+
+
+async def _create(client: aiodocker.Docker, spec: dict[str, Any], config: SandboxConfig) -> DockerContainer:
+    """Create the container, with the engine enforcing the disk cap where it can."""
+    limit = config.disk_limit_bytes
+    if limit and client.docker_host not in _no_storage_quota:
+        quota = spec | {"HostConfig": spec["HostConfig"] | {"StorageOpt": {"size": str(limit)}}}
+        try:
+            return await client.containers.create(quota)
+        except aiodocker.DockerError as exc:
+            if "storage-opt" not in str(exc).lower() and "storage opt" not in str(exc).lower():
+                raise
+            _no_storage_quota.add(client.docker_host)  # e.g. overlay2 on ext4: the guard caps it
+    return await client.containers.create(spec)
+
+
+_removals: set[asyncio.Task[None]] = set()
+
+
+def _remove_when_created(create: asyncio.Future[DockerContainer]) -> None:
+    """Remove the container of a create whose caller was cancelled (registered meanwhile, so the
+    exit hook removes it if the loop ends first)."""
+    if create.cancelled() or create.exception() is not None:
+        return
+    container = create.result()
+    registry.register(container.id)
+    task = asyncio.get_running_loop().create_task(_remove(container))
+    _removals.add(task)
+    task.add_done_callback(_removals.discard)
+
+
 async def _remove(container: DockerContainer) -> None:
     try:
         await engine_call(lambda: container.delete(force=True, v=True))
     except aiodocker.DockerError as exc:
         if exc.status != 404:
             raise
+    registry.unregister(container.id)
 
 
 async def _quietly(coro: Any) -> None:

@@ -32,6 +32,18 @@ DEFAULT_FLOOD_LIMIT = 64 << 20
 RESTART_NOTE = "\n[the shell session was restarted after the timeout: its state (cwd, variables) was lost]"
 
 
+def encode_command(text: str) -> bytes:
+    """UTF-8 bytes of ``text``; surrogate escapes (``\\udc80``-``\\udcff``, Python's way to carry raw
+    bytes in a string) become those bytes, and any other lone surrogate is an InvalidAction."""
+    try:
+        return text.encode("utf-8", errors="surrogateescape")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start : exc.end]
+        raise InvalidAction(
+            f"the command holds text that is not valid Unicode ({bad!r} at {exc.start})"
+        ) from None
+
+
 def _loop_script(nonce: str) -> bytes:
     marker = f"\\036\\036{nonce}:%d\\036\\n"
     start = f"\\036\\036{nonce}:t0:%s\\036\\n"  # the container's uptime as the command starts
@@ -71,6 +83,7 @@ class ShellSession:
         self._proc: ProcessStream | None = None
         self._marker_re: re.Pattern[bytes] = re.compile(b"")
         self._start_re: re.Pattern[bytes] = re.compile(b"")
+        self._stops = 0
         self._prefix = b""
 
     @property
@@ -78,6 +91,7 @@ class ShellSession:
         return self._proc.pid if self._proc else 0
 
     async def start(self) -> ShellSession:
+        self._stops = self._sandbox.stops
         nonce = secrets.token_hex(8)
         self._prefix = b"\x1e\x1e" + nonce.encode() + b":"
         self._marker_re = re.compile(re.escape(self._prefix) + rb"(-?\d+)\x1e\n")
@@ -100,23 +114,26 @@ class ShellSession:
         """Run ``command`` as written; return its interleaved output and exit code."""
         if "\x00" in command:
             raise InvalidAction("a shell command cannot contain a NUL byte")
+        data = encode_command(command)
         async with self._lock:
-            if self._proc is None or self._proc.eof:
-                await self._restart()
+            if self._proc is None or self._proc.eof or self._stops != self._sandbox.stops:
+                await self._restart()  # (the harness stopped every process since the last command)
             assert self._proc is not None
             started = time.perf_counter()
             try:
-                await self._proc.write(command.encode("utf-8", errors="surrogateescape") + b"\x00")
-                return await self._read_result(started, timeout, interruptible=True)
+                await self._proc.write(data + b"\x00")
+                result = await self._read_result(started, timeout, interruptible=True)
             except SessionDied as exc:
                 # `exit` or a killed shell: answer with what we have and come back fresh next time.
                 await self._restart()
-                return ExecResult(
+                result = ExecResult(
                     output=f"[the shell exited ({exc}); a new session was started]",
                     exit_code=-1,
                     duration_s=time.perf_counter() - started,
                     restarted=True,
                 )
+        await self._sandbox.after_command()
+        return result
 
     async def _read_result(self, started: float, timeout: float, *, interruptible: bool) -> ExecResult:
         assert self._proc is not None

@@ -11,10 +11,11 @@ import asyncio
 from collections.abc import Sequence
 
 import aiodocker
+import aiodocker.execs
 from aiodocker.containers import DockerContainer
 
 from intercode_agents.errors import SessionDied
-from intercode_agents.sandbox.engine import engine_call
+from intercode_agents.sandbox.engine import engine_call, stream_client
 
 PID_PREAMBLE = ("/bin/sh", "-c", 'echo "$$"; exec "$@"', "sh")
 
@@ -112,15 +113,17 @@ class ProcessStream:
                 environment=self._env,
             )
         )
-        self._stream = self._exec.start(detach=False)
-        await self._stream._init()  # open the hijacked connection now, not on first I/O
+        # The stream rides on the stream client's pool, so that it never holds a control connection.
+        self._stream = aiodocker.execs.Exec(stream_client(), self._exec.id, tty=False).start(detach=False)
+        await engine_call(self._stream._init, attempts=1)  # open the hijacked connection now
         return await self.read_pid(timeout)
 
     async def attach(self) -> None:
         """Attach to the container's main process instead (before the container starts, so that no
         output is missed); its argv is the container's command, and :meth:`read_pid` follows."""
-        self._stream = self._container.attach(stdin=True, stdout=True, stderr=True)
-        await engine_call(self._stream._init)
+        container = stream_client().containers.container(self._container.id)
+        self._stream = container.attach(stdin=True, stdout=True, stderr=True)
+        await engine_call(self._stream._init, attempts=1)
 
     async def read_pid(self, timeout: float = 30.0) -> int:
         """Read the PID the preamble prints first."""
