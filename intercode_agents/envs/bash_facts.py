@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from intercode_agents.errors import IntercodeError
 from intercode_agents.rewards import FsChange, PathDigest, ProbeRequest, parse_probe_output, probe_command
 from intercode_agents.sandbox import Sandbox
 
@@ -59,7 +60,10 @@ async def changes_of(sb: Sandbox) -> tuple[FsChange, ...]:
 
 
 async def run_gold(sb: Sandbox, gold: str, timeout: float) -> str | None:
-    """Run ``gold`` the way agent actions run (a fresh shell session); None when it did not finish."""
+    """Run ``gold`` the way agent actions run (a fresh shell session); None when it did not finish.
+    ``sb`` must be one no untrusted code ever ran in: what the gold sees becomes a stored fact."""
+    if sb.untrusted:
+        raise IntercodeError("a gold never runs in a sandbox that was lent to untrusted code")
     shell = await sb.shell()
     try:
         result = await shell.run(gold, timeout=timeout)

@@ -119,6 +119,7 @@ class SandboxPool:
             self.stats["cold_acquires"] += 1
             sb = await self._new()
         self._out[sb] = trusted
+        sb.untrusted = sb.untrusted or not trusted
         try:
             if trusted and self.reuse and sb not in self._reference:
                 self._reference[sb] = await sb.fingerprint()  # it is fresh: this is its reference

@@ -29,16 +29,23 @@ cgroup, else from the Engine API.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 # POSIX sh; reads only. Every writable mount but the root and /proc is listed entry by entry with
 # its type, mode, owner, size, link count and modification and change times (a change time cannot
 # be set back from user space, so a file written and restored still differs).
+# Its arguments are the PIDs of the harness's long-lived processes (the init, the launcher): their
+# limits, scheduling, signal dispositions and OOM score are listed too.
 RUNTIME_SCRIPT = r"""
 export LC_ALL=C
 printf 'uts %s %s\n' "$(cat /proc/sys/kernel/hostname)" "$(cat /proc/sys/kernel/domainname)"
+for pid in "$@"; do
+  printf '== process %s\n' "$pid"
+  grep -E '^(Name|State|SigBlk|SigIgn|SigCgt|NoNewPrivs|Cpus_allowed_list):' "/proc/$pid/status"
+  cat "/proc/$pid/limits" "/proc/$pid/oom_score_adj"
+  IFS= read -r line < "/proc/$pid/stat" && { rest=${line##*) }; set -- $rest; echo "nice $17 policy $39"; }
+done
 for kind in shm msg sem; do
   printf '== sysvipc %s\n' "$kind"
   cat "/proc/sysvipc/$kind" 2>/dev/null
@@ -66,9 +73,5 @@ class Fingerprint:
     """A sandbox's state on every channel the harness can read (see the module docstring)."""
 
     files: Any  # the overlay upper directory's entries, or the Engine API's change list
-    runtime: str  # a digest of RUNTIME_SCRIPT's listing
+    runtime: str  # RUNTIME_SCRIPT's listing (a few kilobytes)
     pids: frozenset[int]
-
-
-def runtime_digest(listing: str) -> str:
-    return hashlib.sha256(listing.encode("utf-8", errors="surrogateescape")).hexdigest()

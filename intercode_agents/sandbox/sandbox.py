@@ -25,7 +25,7 @@ from intercode_agents.sandbox.jsonl import JsonSession
 from intercode_agents.sandbox.launcher import MAIN_COMMAND, Launcher
 from intercode_agents.sandbox.local_engine import cgroup_procs_file, read_pids
 from intercode_agents.sandbox.overlay import OverlayLayers, OverlayUnreadable
-from intercode_agents.sandbox.pristine import RUNTIME_SCRIPT, Fingerprint, runtime_digest
+from intercode_agents.sandbox.pristine import RUNTIME_SCRIPT, Fingerprint
 from intercode_agents.sandbox.result import DEFAULT_OUTPUT_CAP, ExecResult, OutputCapture
 from intercode_agents.sandbox.shell import ShellSession
 from intercode_agents.sandbox.stream import KILL_TREE, ProcessStream
@@ -78,6 +78,7 @@ class Sandbox:
         self._launcher: Launcher | None = None  # starts sessions without a docker exec each
         self._procs_file: str | None = None  # the container's cgroup.procs, when readable here
         self.disk_guard: DiskGuard | None = None  # when the engine cannot cap the writable layer
+        self.untrusted = False  # lent to untrusted code (an agent): never lent again, never runs a gold
         self.running = False
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -285,14 +286,13 @@ class Sandbox:
             output_bytes=capture.total,
         )
 
-    async def signal_tree(
-        self, pid: int, sig: str, *, include_root: bool, since: int | str | None = None
-    ) -> None:
-        """Send ``sig`` to every descendant of ``pid`` (and to ``pid`` itself if asked). With
-        ``since``, also to every process started since then, whoever its parent: what a command
-        ``setsid``, ``nohup`` or double-forked away from its tree. ``since`` is the container's uptime
-        in hundredths of a second when the command began, or ``"root"``: when ``pid`` itself began.
-        The harness's own processes (the launcher, the other sessions and what they run) are spared."""
+    async def signal_tree(self, pid: int, sig: str, *, include_root: bool, since: str | None = None) -> None:
+        """Send ``sig`` to every descendant of ``pid`` (and to ``pid`` itself if asked) or, with
+        ``since``, to every process started since then instead, whoever its parent: that includes
+        what a command ``setsid``, ``nohup`` or double-forked away from its tree, and spares what
+        earlier commands left running. ``since`` is the container's uptime in hundredths of a second
+        when the command began, or ``"root"``: when ``pid`` itself began. The harness's own processes
+        (the launcher, the other sessions and what they run) are always spared."""
         if not pid:
             return
         launcher = self._launcher.stream.pid if self._launcher and self._launcher.stream else 0
@@ -444,10 +444,14 @@ class Sandbox:
             files: Any = await asyncio.to_thread(self._overlay.entries)
         else:
             files = frozenset(await self.diff())
-        listing = await self.exec(["/bin/sh", "-c", RUNTIME_SCRIPT], timeout=60, output_cap=64 << 20)
+        launcher = self._launcher.stream.pid if self._launcher and self._launcher.stream else 0
+        harness = ["1", str(launcher)] if launcher else ["1"]
+        listing = await self.exec(
+            ["/bin/sh", "-c", RUNTIME_SCRIPT, "pristine", *harness], timeout=60, output_cap=64 << 20
+        )
         if listing.exit_code != 0 or listing.truncated:
             raise SessionDied(f"the sandbox's state could not be listed: {listing.output[-300:]!r}")
-        return Fingerprint(files, runtime_digest(listing.output), await self.processes())
+        return Fingerprint(files, listing.output, await self.processes())
 
     async def matches(self, reference: Fingerprint) -> bool:
         """Whether the sandbox is, on every channel, as it was when ``reference`` was taken: the very
@@ -470,7 +474,7 @@ class Sandbox:
         finally:
             await proc.close()
 
-    async def kill_process(self, proc: ProcessStream, *, since: int | None = None) -> None:
+    async def kill_process(self, proc: ProcessStream, *, since: str | None = None) -> None:
         """Kill a session's process tree (and what was started since ``since``, see
         :meth:`signal_tree`) and wait (two seconds at most) until its output ends: a launched one
         then gives the launcher its stream back."""

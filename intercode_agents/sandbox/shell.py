@@ -46,14 +46,15 @@ def encode_command(text: str) -> bytes:
 
 def _loop_script(nonce: str) -> bytes:
     marker = f"\\036\\036{nonce}:%d\\036\\n"
-    start = f"\\036\\036{nonce}:t0:%s\\036\\n"  # the container's uptime as the command starts
+    # As a command starts: the container's uptime and the PIDs alive (what a timeout must spare).
+    start = f"\\036\\036{nonce}:t0:%s:%s\\036\\n"
     return (
         "exec 2>&1\n"
         "unset HISTFILE\n"
         f"printf '{marker}' -1\n"
         "while IFS= read -r -d '' __ic_cmd; do\n"
-        "  read -r __ic_t0 _ < /proc/uptime\n"
-        f"  printf '{start}' \"$__ic_t0\"\n"
+        "  read -r __ic_t0 _ < /proc/uptime; __ic_ps=(/proc/[0-9]*)\n"
+        f'  printf \'{start}\' "$__ic_t0" "${{__ic_ps[*]#/proc/}}"\n'
         '  eval "$__ic_cmd" </dev/null\n'
         "  __ic_rc=$?\n"
         "  wait\n"  # background jobs hold the output open, as under `docker exec`
@@ -95,7 +96,7 @@ class ShellSession:
         nonce = secrets.token_hex(8)
         self._prefix = b"\x1e\x1e" + nonce.encode() + b":"
         self._marker_re = re.compile(re.escape(self._prefix) + rb"(-?\d+)\x1e\n")
-        self._start_re = re.compile(re.escape(self._prefix) + rb"t0:(\d+)\.(\d\d)\x1e\n")
+        self._start_re = re.compile(re.escape(self._prefix) + rb"t0:(\d+)\.(\d\d):([\d ]*)\x1e\n")
         proc = await self._sandbox.start_process(
             ["bash", "--noprofile", "--norc", "-s"],
             user=self._user,
@@ -144,14 +145,15 @@ class ShellSession:
         keep = len(self._prefix) + 24
         deadline = loop.time() + timeout
         timed_out = False
-        began: list[int] = []  # the container's uptime (centiseconds) when the command started
+        began: list[str] = []  # "uptime-centiseconds:pid,pid,..." when the command started
         escalation: list[Callable[[], Awaitable[None]]] = [
-            lambda: self._signal("INT"),
+            lambda: self._signal("INT", began[0] if began else None),
             lambda: self._signal("KILL", began[0] if began else None),
         ]
         while True:
             if not began and (start := self._start_re.search(window)):
-                began.append(int(start.group(1) + start.group(2)))
+                alive = ",".join(start.group(3).decode().split())
+                began.append(f"{int(start.group(1) + start.group(2))}:{alive}")
                 del window[start.start() : start.end()]
             m = self._marker_re.search(window)
             if m:
@@ -190,12 +192,12 @@ class ShellSession:
                 raise SessionDied("the shell process exited")
             window += chunk
 
-    async def _signal(self, sig: str, since: int | None = None) -> None:
-        """Signal the running command's tree (not the shell); with ``since`` (the container's uptime
-        in centiseconds when it began), every process started since then as well."""
+    async def _signal(self, sig: str, since: str | None) -> None:
+        """Signal every process the running command started (``since``: when it began and what was
+        alive then, see :meth:`Sandbox.signal_tree`; unknown, the shell's tree), never the shell."""
         await self._sandbox.signal_tree(self.pid, sig, include_root=False, since=since)
 
-    async def _give_up(self, capture: OutputCapture, started: float, began: int | None) -> ExecResult:
+    async def _give_up(self, capture: OutputCapture, started: float, began: str | None) -> ExecResult:
         await self._restart(began)
         return ExecResult(
             output=capture.text() + RESTART_NOTE,
@@ -207,7 +209,7 @@ class ShellSession:
             restarted=True,
         )
 
-    async def _restart(self, since: int | None = None) -> None:
+    async def _restart(self, since: str | None = None) -> None:
         old, self._proc = self._proc, None
         if old is not None:
             if old.pid and not old.eof:

@@ -19,11 +19,13 @@ from intercode_agents.sandbox.engine import engine_call, stream_client
 
 PID_PREAMBLE = ("/bin/sh", "-c", 'echo "$$"; exec "$@"', "sh")
 
-# Signals a process tree inside the container, and with a time window, every process started in that
-# window too: a command's `setsid`, `nohup` and double-forked children leave its tree (they are
-# re-parented to the init) but not the window. POSIX sh, reading /proc.
+# Signals a process tree inside the container or, given the moment a command started, every process
+# started since then instead: a command's `setsid`, `nohup` and double-forked children leave its tree
+# (they are re-parented to the init) but not that window, and what earlier commands left running
+# (a server, say) is older. POSIX sh, reading /proc.
 #   args: root sig include_root since alone sessions...
-#   since: the container's uptime in hundredths of a second when the command started, "root" for the
+#   since: "CS:PIDS", the container's uptime in hundredths of a second when the command started and
+#   the comma-separated PIDs alive then (spared if they started in that same tick), "root" for the
 #   start of the root process itself (a one-off command), or -1 (the tree only);
 #   alone: comma-separated PIDs spared themselves (the launcher); sessions: PIDs spared with their
 #   descendants (the sandbox's other sessions). The init and this script are always spared.
@@ -31,15 +33,17 @@ KILL_TREE = r"""
 root=$1; sig=$2; self=$3; since=$4; alone=" 1 $(printf '%s' "$5" | tr ',' ' ') "; shift 5
 keep="$$ $*"
 hz=$(getconf CLK_TCK 2>/dev/null) || hz=100
+existed=" "
 if [ "$since" = root ]; then
   since=-1
   if IFS= read -r line < "/proc/$root/stat" 2>/dev/null; then
     rest=${line##*) }; set -- $rest; since=${20}
   fi
-elif [ "$since" -ge 0 ]; then
-  since=$(( since * hz / 100 ))
+elif [ "$since" != -1 ]; then
+  existed=" $(printf '%s' "${since#*:}" | tr ',' ' ') "
+  since=$(( ${since%%:*} * hz / 100 ))
 fi
-procs=""
+procs=""; sent=""
 for f in /proc/[0-9]*/stat; do
   IFS= read -r line < "$f" 2>/dev/null || continue
   pid=${line%% *}; rest=${line##*) }
@@ -62,13 +66,33 @@ spared=$(below "$keep")
 tree=$(below "$root")
 for p in $procs; do
   pid=${p%%:*}; start=${p##*:}
-  case "$tree" in *" $pid "*) hit=1 ;; *) hit=0 ;; esac
-  if [ "$hit" = 0 ] && [ "$since" -ge 0 ] && [ "$start" -ge "$since" ]; then hit=1; fi
+  if [ "$since" -ge 0 ]; then  # what started in the window, wherever it is now
+    hit=0
+    if [ "$start" -gt "$since" ]; then hit=1
+    elif [ "$start" = "$since" ]; then case "$existed" in *" $pid "*) ;; *) hit=1 ;; esac
+    fi
+  else
+    case "$tree" in *" $pid "*) hit=1 ;; *) hit=0 ;; esac
+  fi
   [ "$hit" = 1 ] || continue
   if [ "$pid" = "$root" ]; then [ "$self" = 1 ] || continue
   else case "$spared$alone" in *" $pid "*) continue ;; esac
   fi
-  kill -s "$sig" "$pid" 2>/dev/null
+  kill -s "$sig" "$pid" 2>/dev/null && sent="$sent $pid"
+done
+# A killed process ends when it next runs: wait (a second at most) until each is gone or a zombie,
+# so that nothing the command started still runs when the caller goes on.
+[ "$sig" = KILL ] || exit 0
+tries=0
+while [ -n "$sent" ] && [ "$tries" -lt 100 ]; do
+  left=""
+  for pid in $sent; do
+    IFS= read -r line < "/proc/$pid/stat" 2>/dev/null || continue
+    rest=${line##*) }
+    case "$rest" in Z*|X*) ;; *) left="$left $pid" ;; esac
+  done
+  sent=$left; tries=$((tries + 1))
+  [ -n "$sent" ] && sleep 0.01
 done
 exit 0
 """

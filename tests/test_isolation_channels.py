@@ -1,0 +1,109 @@
+"""Issue findings 1 and 2: nothing an episode leaves in its sandbox reaches a later episode or a gold.
+
+An agent's sandbox is never handed out again (so every channel, even the ones no check can read, is
+closed by construction); a sandbox that only the harness used is recycled for the harness only, and
+only when its fingerprint matches on every channel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from intercode_agents import make_env
+from intercode_agents.envs.bash_facts import gold_facts
+from intercode_agents.errors import IntercodeError
+from intercode_agents.sandbox import RUN_ID, SandboxPool
+from tests.docker_helpers import SLEEPER, containers_of_run
+
+# One command per channel through which a process could leave state for a later one.
+PLANTS = {
+    "overlay": "echo planted > /tmp/planted.txt",
+    "dev-shm": "echo planted > /dev/shm/planted.txt",
+    "dev-tmpfs": "echo planted > /dev/planted",
+    "cgroup-tmpfs": "echo planted > /sys/fs/cgroup/planted",
+    "hostname-file": "echo planted > /etc/hostname",
+    "hosts-file": "echo '10.0.0.1 planted' >> /etc/hosts",
+    "sysv-shm": "ipcmk -M 4096",
+    "sysv-msg": "ipcmk -Q",
+    "sysv-sem": "ipcmk -S 1",
+    "posix-mqueue": "touch /dev/mqueue/planted",
+    "process": "nohup sleep 1000 >/dev/null 2>&1 & disown",
+    "launcher-limits": "prlimit --pid $PPID --nofile=77:77",
+}
+# Everything a later episode could look at, printed in a stable order.
+LOOK = (
+    "cat /tmp/planted.txt /dev/shm/planted.txt /dev/planted /sys/fs/cgroup/planted 2>/dev/null; "
+    "cat /etc/hostname /etc/hosts; ipcs; ls -A /dev/mqueue /dev/shm; ps -eo pid,args; ulimit -n; "
+    "prlimit --pid $PPID --nofile; echo pid=$$"
+)
+
+
+async def _look_after(plants: list[str]) -> tuple[str, list[str]]:
+    """Plant in one episode, then look from the next one on the same env (and pools)."""
+    async with make_env("bash", facts_cache="process") as env:
+        await env.reset(task_id="bash/mini/0")
+        ids = [env.sandbox.id]
+        for command in plants:
+            await env.step(command)
+        await env.reset(task_id="bash/mini/0")
+        ids.append(env.sandbox.id)
+        seen, *_ = await env.step(LOOK)
+    return seen, ids
+
+
+async def test_state_planted_through_every_channel_never_reaches_the_next_episode():
+    fresh, _ = await _look_after([])
+    seen, ids = await _look_after(list(PLANTS.values()))
+    assert ids[0] != ids[1]
+    assert "planted" not in seen and "sleep 1000" not in seen and "77" not in seen
+    # The next episode cannot tell its sandbox from a never-used one (PIDs aside: they vary with how
+    # fast the engine started the container's processes, not with anything an episode did).
+    assert _no_pids(seen) == _no_pids(fresh)
+
+
+def _no_pids(text: str) -> str:
+    return re.sub(r"(?m)^\s*\d+ |pid=\d+", "<pid> ", text)
+
+
+@pytest.mark.parametrize("channel", sorted(PLANTS))
+async def test_a_trusted_sandbox_is_recycled_only_when_every_channel_is_unchanged(bash_image, channel):
+    async with SandboxPool(bash_image, size=1, cmd=SLEEPER) as pool:
+        sb = await pool.acquire(trusted=True)
+        await sb.exec("cat /etc/hostname; ls /dev/shm")  # reads only: still pristine
+        await pool.release(sb)
+        await pool.drain()
+        assert pool.stats["reused"] == 1, pool.stats
+        sb = await pool.acquire(trusted=True)
+        if channel == "launcher-limits":
+            await (await sb.shell()).run(PLANTS[channel])
+        else:
+            await sb.exec(PLANTS[channel])
+        await pool.release(sb)
+        await pool.drain()
+        assert pool.stats["replaced"] == 1 and pool.stats["reused"] == 1, (channel, pool.stats)
+
+
+async def test_a_planted_sandbox_never_feeds_a_gold(tmp_path, monkeypatch):
+    """bash/fs1/6's gold lists every .txt file from /: planted ones must never show in its facts."""
+    monkeypatch.setenv("INTERCODE_AGENTS_CACHE", str(tmp_path))
+    from intercode_agents.envs import bash_fact_store
+
+    monkeypatch.setattr(bash_fact_store, "_stores", {})
+    async with make_env("bash", facts_cache="disk") as env:
+        await env.reset(task_id="bash/fs1/6")
+        agent = env.sandbox
+        await env.step("echo planted > /tmp/planted.txt; echo planted > /dev/shm/planted.txt")
+        await env.step("find /testbed / -iname '*.txt' -exec du -s {} + | sed 's/^/$(hostname): /'")
+        _, reward, *_ = await env.step("submit")
+        facts = env.facts.facts(agent.image_id, env.task.gold)
+        assert facts is not None and "planted" not in (facts.output or "")
+        assert reward < 1.0  # the agent's own output lists its planted files: it is not the gold's
+        stored = "".join(p.read_text() for p in tmp_path.rglob("gold-*.json"))
+        assert stored and "planted" not in stored
+        with pytest.raises(IntercodeError, match="untrusted"):
+            await gold_facts(agent, env.task.gold, 10)  # the agent's sandbox can never feed a gold
+    await asyncio.sleep(0)
+    assert containers_of_run(RUN_ID) == []

@@ -1,0 +1,52 @@
+"""Issue finding 3: a sandbox cannot fill the host's disk."""
+
+from __future__ import annotations
+
+import pytest
+
+from intercode_agents import make_env
+from intercode_agents.errors import ConfigError
+from intercode_agents.sandbox import Sandbox
+
+MiB = 1 << 20
+FLOOD = "i=0; while :; do head -c 20M /dev/zero > /tmp/f$i || break; i=$((i+1)); done; echo unreachable"
+
+
+async def test_one_file_stops_at_the_cap(bash_image):
+    async with Sandbox(bash_image, disk_limit="100m") as sb:
+        shell = await sb.shell()
+        r = await shell.run("head -c 300M /dev/zero > /tmp/big; echo rc=$?; stat -c %s /tmp/big", timeout=60)
+        assert "File size limit exceeded" in r.output and "rc=153" in r.output
+        assert r.output.strip().endswith(str(100 * MiB))
+
+
+async def test_many_files_stop_the_command_with_a_notice_and_the_sandbox_goes_on(bash_image):
+    async with Sandbox(bash_image, disk_limit="150m") as sb:
+        if sb.disk_guard is None:
+            pytest.skip("this engine enforces the cap itself (StorageOpt)")
+        shell = await sb.shell()
+        r = await shell.run(FLOOD, timeout=120)
+        assert not r.timed_out and "unreachable" not in r.output  # stopped, long before its deadline
+        assert "disk cap of 150.0 MiB" in (sb.take_notice() or "")
+        used = await sb.disk_usage()
+        assert 150 * MiB < used < 150 * MiB + 400 * MiB  # over by at most what a few intervals write
+        r = await shell.run("rm -f /tmp/f*; head -c 10M /dev/zero > /tmp/small && echo written")
+        assert r.output == "written\n" and sb.take_notice() is None
+
+
+async def test_the_env_observation_says_why_the_command_stopped():
+    async with make_env("bash", sandbox_options={"disk_limit": "120m"}) as env:
+        await env.reset(task_id="bash/mini/0")
+        if env.sandbox.disk_guard is None:
+            pytest.skip("this engine enforces the cap itself (StorageOpt)")
+        obs, _, _, _, info = await env.step(FLOOD)
+        assert "over its disk cap of 120.0 MiB" in obs and info["errored"]
+        obs, *_ = await env.step("echo next")
+        assert obs == "next\n"
+
+
+def test_a_bad_disk_limit_is_a_clear_error(bash_image):
+    with pytest.raises(ConfigError, match="disk_limit must be a size"):
+        Sandbox(bash_image, disk_limit="lots")
+    with pytest.raises(ConfigError, match="at least 1m"):
+        Sandbox(bash_image, disk_limit=4096)

@@ -1,0 +1,55 @@
+"""Issue findings 4 and 5: a timeout ends everything its command started, and processes left
+writing into a sandbox's streams never break it."""
+
+from __future__ import annotations
+
+import pytest
+
+from intercode_agents.sandbox import Sandbox
+from tests.docker_helpers import SLEEPER
+
+BUSY = "while :; do :; done"
+ESCAPES = {
+    "setsid in a subshell": f"(setsid sh -c '{BUSY}' &); sleep 100",
+    "setsid -f": f"setsid -f sh -c '{BUSY}'; sleep 100",
+    "nohup and disown": f"nohup sh -c '{BUSY}' >/dev/null 2>&1 & disown; sleep 100",
+    "double fork": f"( ( sh -c '{BUSY}' & ) & ); sleep 100",
+    "a daemon that ignores SIGINT": f"(trap '' INT; setsid sh -c 'trap \"\" INT; {BUSY}' &); sleep 100",
+}
+LIST = "pgrep -fc 'whil[e] :' || true"  # (the pattern never matches its own command line)
+
+
+@pytest.mark.parametrize("escape", sorted(ESCAPES))
+async def test_a_timeout_ends_everything_the_command_started(bash_image, escape):
+    async with Sandbox(bash_image) as sb:
+        shell = await sb.shell()
+        await shell.run("nohup sleep 500 >/dev/null 2>&1 & disown")  # an earlier daemon: it stays
+        r = await shell.run(ESCAPES[escape], timeout=2)
+        assert r.timed_out
+        assert (await shell.run(LIST)).output.strip() == "0"
+        assert "sleep 500" in (await shell.run("ps -eo args=")).output
+        assert (await shell.run("echo still here")).output == "still here\n"
+
+
+async def test_a_one_off_command_past_its_deadline_leaves_nothing_running(bash_image):
+    async with Sandbox(bash_image, cmd=SLEEPER) as sb:
+        r = await sb.exec(ESCAPES["setsid in a subshell"], timeout=2)
+        assert r.timed_out
+        assert (await sb.exec(LIST)).output.strip() == "0"
+
+
+async def test_background_writers_never_break_the_sandbox(bash_image):
+    writer = "bash -c 'while :; do echo x; sleep 0.05; done &'"
+    async with Sandbox(bash_image) as sb:
+        r = await sb.exec(writer)  # holds the launcher's stream after the command returned
+        assert r.exit_code == 0
+        for _ in range(5):
+            r = await sb.exec("echo hi")
+            assert r.exit_code == 0 and "hi\n" in r.output
+        shell = await sb.shell()
+        await shell.run(writer)
+        await sb.forget(shell)  # the session ends; its writer still writes into the launcher's stream
+        shell = await sb.shell()
+        r = await shell.run("echo fresh session")
+        assert r.exit_code == 0 and "fresh session" in r.output
+        assert (await sb.exec("echo once more")).exit_code == 0
