@@ -27,8 +27,8 @@ from intercode_agents.strategies.prompts import PromptSet
 from intercode_agents.tools.env_tools import TURN_LIMIT_NOTE, tool_language
 from intercode_agents.tools.observation import model_view
 from intercode_agents.trajectory import Step, Trajectory
+from intercode_agents.trajectory import is_full as is_full  # strategies import it from here
 
-FULL_REWARD = 1.0 - 1e-6  # rewards assembled from float parts (0.33 * 3 + 0.01) may miss 1.0 by a hair
 _DEF = re.compile(r"^def\s+([A-Za-z_]\w*)\s*\(", re.MULTILINE)
 _FLAGS = (re.compile(r"picoCTF\{[^{}\s]+\}"), re.compile(r"[A-Za-z0-9_]+\{[^{}\s]+\}"))
 FORCED_SUBMIT = "the turn budget is spent: the episode is submitted as it stands"
@@ -55,10 +55,6 @@ def _fill(text: str, values: dict[str, Any]) -> str:
     """Fill a per-env text; they are templates too (``{entry_point}``)."""
     template = PromptTemplate.from_template(text)
     return template.format(**{key: values.get(key, "") for key in template.input_variables})
-
-
-def is_full(reward: float | None) -> bool:
-    return reward is not None and reward >= FULL_REWARD
 
 
 class EpisodeRun:
@@ -252,14 +248,15 @@ class EpisodeRun:
         return TurnResult("submit", observation, self.record(step, reply), reward=reward, done=True)
 
     def finish(self, reward: float, info: dict[str, Any]) -> None:
-        """Store the final reward of a submit (also used by strategies that submit through tools)."""
+        """Store the final reward of a submit (also used by strategies that submit through tools).
+
+        The outcome follows from them (:meth:`Trajectory.settle`): a gold that cannot run makes the
+        episode ``corrupt``, a sandbox the agent destroyed (``sandbox_lost``) makes it ``failed``.
+        """
         self.trajectory.reward = float(reward)
         parts = dict(info.get("reward_parts") or {})
         if info.get("corrupt"):
             parts["corrupt"] = True
-            self.trajectory.error = (
-                "the task's gold answer itself fails, so the episode is unscored (corrupt)"
-            )
         self.trajectory.reward_parts = parts
 
     def submission_candidate(self) -> str | None:
