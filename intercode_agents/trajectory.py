@@ -130,12 +130,17 @@ class Trajectory(BaseModel):
     def settle(self) -> None:
         """Set the outcome of an episode that ended normally (submitted) from its reward and parts.
 
-        A gold that cannot run makes it ``corrupt`` (never a free reward); a sandbox the agent
-        destroyed makes it ``failed`` whatever the reward; otherwise reward 1.0 is ``solved``.
+        A gold that cannot run makes it ``corrupt``: unscored, so its reward becomes None (the env's
+        figure stays in the parts as ``unscored_reward``) and can never be taken for a free win. A
+        sandbox the agent destroyed makes it ``failed`` whatever the reward; otherwise reward 1.0 is
+        ``solved``.
         """
         if gold_cannot_run(self.reward_parts):
             self.outcome = "corrupt"
             self.error = self.error or "the task's gold answer itself fails, so the episode is unscored"
+            if self.reward is not None:
+                self.reward_parts["unscored_reward"] = self.reward
+            self.reward = None
         elif sandbox_lost(self.reward_parts):
             self.outcome = "failed"
         else:
