@@ -58,9 +58,11 @@ def test_a_second_resume_is_refused_and_a_killed_evals_lock_is_taken_over(tmp_pa
     args = ["eval", "sql", "--model", "human", "--tasks", "mini", "--turns", "2", "--out", str(out)]
     killed_run = "test" + uuid.uuid4().hex[:8]
     killed = start(args, killed_run)
-    wait_for_holder(killed, out)
-    killed.send_signal(signal.SIGKILL)
-    killed.communicate(timeout=30)
+    try:
+        wait_for_holder(killed, out)
+    finally:
+        killed.send_signal(signal.SIGKILL)
+        killed.communicate(timeout=30)
     assert json.loads((out / "run.lock").read_text())["pid"] == killed.pid  # left behind
     cleanup = subprocess.run([*CLI, "cleanup"], env=environ("test-cleanup"), capture_output=True, timeout=120)
     assert cleanup.returncode == 0 and containers_of_run(killed_run) == []

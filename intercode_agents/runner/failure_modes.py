@@ -24,6 +24,8 @@ An episode can carry several tags, or none. "Actions" are all steps except submi
   without error and printed something), or before any: no action checked the result before submit.
 - ``sandbox_destroyed``: the agent destroyed its own sandbox or session (``kill -9 -1``, killing the
   shell): the env reported ``sandbox_lost`` in the reward parts, and the episode counts as failed.
+- ``context_exhausted``: the episode filled the model's context window, so it was submitted as it
+  stood (``Trajectory.context["context_exhausted"]``).
 
 The language comes from ``Trajectory.env``: names containing "sql" are SQL, "python"/"mbpp" Python,
 "ctf" CTF (Bash plus Python rules), anything else Bash. Only episodes the agent is scored on get tags:
@@ -46,6 +48,7 @@ FAILURE_TAGS: tuple[str, ...] = (
     "paralysis",
     "premature_submit",
     "sandbox_destroyed",
+    "context_exhausted",
 )
 SCORED_UNSOLVED = ("failed", "timeout")  # the outcomes that get tags
 
@@ -278,5 +281,6 @@ def failure_tags(traj: Trajectory) -> list[str]:
         "paralysis": _paralysed(traj, language),
         "premature_submit": _premature(traj),
         "sandbox_destroyed": sandbox_lost(traj.reward_parts),
+        "context_exhausted": traj.context.get("context_exhausted") is True,
     }
     return [tag for tag in FAILURE_TAGS if found[tag]]

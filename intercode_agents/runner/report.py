@@ -436,9 +436,7 @@ DENOMINATOR_NOTE = (
 
 
 def _task_table(runs: list[Run]) -> str:
-    keys = sorted(
-        {k for run in runs for k in run.trajectories}, key=lambda k: (k[0], _natural(k[1]), k[2])
-    )
+    keys = sorted({k for run in runs for k in run.trajectories}, key=lambda k: (k[0], _natural(k[1]), k[2]))
     rows = []
     for key in keys:
         first = next(run.trajectories[key] for run in runs if key in run.trajectories)

@@ -4,7 +4,9 @@ An :class:`EpisodeRun` wraps an env that was just reset, the chat model and the 
 asks the model (with retries and token accounting), parses replies, runs actions, scores and submits,
 and records every turn as a :class:`~intercode_agents.trajectory.Step`. Env failures surface as
 :class:`EnvFailure` and model failures as :class:`~intercode_agents.strategies.model_calls.ModelCallFailed`,
-which the strategy base class turns into the trajectory's outcome.
+which the strategy base class turns into the trajectory's outcome. A model whose context window the
+episode has filled raises :class:`ContextExhausted` instead: that is a limit of the agent under test,
+not a provider failure, so the episode is submitted as it stands and scored.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from langchain_core.prompts import PromptTemplate
 from intercode_agents.envs.base import Env
 from intercode_agents.errors import IntercodeError
 from intercode_agents.strategies.config import StrategyConfig
-from intercode_agents.strategies.model_calls import ModelReply, call_model
+from intercode_agents.strategies.model_calls import ModelCallFailed, ModelReply, call_model
 from intercode_agents.strategies.parsing import InvalidReply, ParsedAction, ParseResult, parse_reply
 from intercode_agents.strategies.prompts import PromptSet
 from intercode_agents.tools.env_tools import TURN_LIMIT_NOTE, tool_language
@@ -32,11 +34,33 @@ from intercode_agents.trajectory import is_full as is_full  # strategies import 
 _DEF = re.compile(r"^def\s+([A-Za-z_]\w*)\s*\(", re.MULTILINE)
 _FLAGS = (re.compile(r"picoCTF\{[^{}\s]+\}"), re.compile(r"[A-Za-z0-9_]+\{[^{}\s]+\}"))
 FORCED_SUBMIT = "the turn budget is spent: the episode is submitted as it stands"
+# What providers and llama.cpp say when a prompt no longer fits the model's context window.
+_CONTEXT_FULL = re.compile(
+    r"context[ _](?:length|size|window)|maximum context|context_length_exceeded|prompt is too long"
+    r"|too many (?:input )?tokens|exceeds? the (?:available |maximum )?context",
+    re.IGNORECASE,
+)
 T = TypeVar("T")
 
 
 class EnvFailure(IntercodeError):
     """The environment raised while a strategy drove it (reset, step, evaluate or submit)."""
+
+
+class ContextExhausted(IntercodeError):
+    """The episode's prompt no longer fits the model's context window (the agent's own limit)."""
+
+
+def context_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception it came from) says the prompt exceeds the context window."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if _CONTEXT_FULL.search(str(current)) or "ContextWindowExceeded" in type(current).__name__:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 @dataclass(frozen=True)
@@ -125,14 +149,21 @@ class EpisodeRun:
         return self.prompts.conversation().format_messages(**filled, history=flat)
 
     async def ask(self, messages: Sequence[BaseMessage], model: Any = None) -> ModelReply:
-        """One model call (retried on transient errors); its tokens count towards the trajectory."""
-        reply = await call_model(
-            model if model is not None else self.model,
-            messages,
-            retries=self.config.model_retries,
-            initial_wait_s=self.config.retry_initial_wait_s,
-            max_wait_s=self.config.retry_max_wait_s,
-        )
+        """One model call (retried on transient errors); its tokens count towards the trajectory.
+
+        Raises :class:`ContextExhausted` when the prompt does not fit the model's context window."""
+        try:
+            reply = await call_model(
+                model if model is not None else self.model,
+                messages,
+                retries=self.config.model_retries,
+                initial_wait_s=self.config.retry_initial_wait_s,
+                max_wait_s=self.config.retry_max_wait_s,
+            )
+        except ModelCallFailed as exc:
+            if context_full(exc):
+                raise ContextExhausted(str(exc)) from exc
+            raise
         self.trajectory.input_tokens += reply.input_tokens
         self.trajectory.output_tokens += reply.output_tokens
         return reply
