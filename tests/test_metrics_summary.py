@@ -136,6 +136,7 @@ def test_summary_groups_and_failure_modes() -> None:
         "paralysis": 1,
         "premature_submit": 1,
         "sandbox_destroyed": 0,
+        "context_exhausted": 0,
         "none": 0,
     }
     assert modes["shares"]["paralysis"] == pytest.approx(0.5)
