@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from intercode_agents.errors import ConfigError
 from intercode_agents.runner.run_lock import LOCK_FILE, RunDirectoryBusy, RunLock
 
 HOLD = """
@@ -59,3 +60,9 @@ def test_the_lock_of_a_sigkilled_process_is_taken_over(tmp_path: Path) -> None:
         assert time.monotonic() - started < 1  # no waiting for a timeout
         assert lock.taken_over is not None and lock.taken_over["pid"] == proc.pid
         assert f"PID {proc.pid} " in (lock.describe_taken_over() or "")
+
+
+def test_a_path_that_cannot_be_a_run_directory_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ConfigError, match=r"cannot use .*file as a run directory"):
+        RunLock(tmp_path / "file").acquire()

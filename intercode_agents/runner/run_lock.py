@@ -50,8 +50,13 @@ class RunLock:
     def acquire(self) -> RunLock:
         if self._fd is not None:
             raise ConfigError(f"the lock of {self.directory} is already held by this object")
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot use {self.directory} as a run directory: {exc.strerror or exc}"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
