@@ -24,6 +24,10 @@ class BadRequestError(Exception):
     """Named like the providers' 400 errors (not transient, so not retried)."""
 
 
+class RateLimitError(Exception):
+    """Named like the providers' 429 errors (transient)."""
+
+
 @pytest.mark.parametrize(
     ("message", "full"),
     [
@@ -38,6 +42,8 @@ def test_context_overflow_messages(message: str, full: bool) -> None:
     wrapped = RuntimeError("the model call failed after 1 attempt(s)")
     wrapped.__cause__ = BadRequestError(message)
     assert context_full(wrapped) is full
+    wrapped.__cause__ = RateLimitError(message)  # a provider's rate limit is never the agent's limit
+    assert context_full(wrapped) is False
 
 
 @pytest.mark.parametrize("strategy", ["react", "try_again", "tool_calling"])

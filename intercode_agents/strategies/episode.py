@@ -23,7 +23,7 @@ from langchain_core.prompts import PromptTemplate
 from intercode_agents.envs.base import Env
 from intercode_agents.errors import IntercodeError
 from intercode_agents.strategies.config import StrategyConfig
-from intercode_agents.strategies.model_calls import ModelCallFailed, ModelReply, call_model
+from intercode_agents.strategies.model_calls import ModelCallFailed, ModelReply, call_model, is_transient
 from intercode_agents.strategies.parsing import InvalidReply, ParsedAction, ParseResult, parse_reply
 from intercode_agents.strategies.prompts import PromptSet
 from intercode_agents.tools.env_tools import TURN_LIMIT_NOTE, tool_language
@@ -52,11 +52,16 @@ class ContextExhausted(IntercodeError):
 
 
 def context_full(exc: BaseException) -> bool:
-    """Whether ``exc`` (or an exception it came from) says the prompt exceeds the context window."""
+    """Whether ``exc`` (or an exception it came from) says the prompt exceeds the context window.
+
+    A transient error (a rate limit, say, which may speak of tokens too) is the provider's, never this.
+    """
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
+        if is_transient(current):
+            return False
         if _CONTEXT_FULL.search(str(current)) or "ContextWindowExceeded" in type(current).__name__:
             return True
         current = current.__cause__ or current.__context__
