@@ -32,6 +32,7 @@ Counting rules:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from intercode_agents.errors import ConfigError
@@ -169,11 +170,11 @@ def _turn_curve(scored: list[Trajectory], budget: int) -> list[dict[str, Any]]:
     return curve
 
 
-def _failure_modes(scored: list[Trajectory]) -> dict[str, Any]:
+def _failure_modes(scored: list[Trajectory], tags_of: Callable[[Trajectory], list[str]]) -> dict[str, Any]:
     unsolved = [t for t in scored if not t.solved]
     counts = Counter({tag: 0 for tag in (*FAILURE_TAGS, "none")})
     for traj in unsolved:
-        tags = failure_tags(traj)
+        tags = tags_of(traj)
         counts.update(tags or ["none"])
     return {
         "n_unsolved": len(unsolved),
@@ -231,11 +232,13 @@ def summarize(
     prices: PriceTable | None = None,
     planned: int | None = None,
     ignored: list[dict[str, Any]] | None = None,
+    tags_of: Callable[[Trajectory], list[str]] = failure_tags,
 ) -> dict[str, Any]:
     """Metrics of a run (JSON-safe; written as ``summary.json``). See the module docstring for the rules.
 
     ``planned`` is the number of episodes the run set out to play (tasks x epochs), ``ignored`` the
     records its directory held but did not count (each a dict with ``line``, ``task_id`` and ``why``).
+    ``tags_of`` gives an episode's failure tags (a caller that already has them passes a lookup).
     """
     if turn_budget is not None and (isinstance(turn_budget, bool) or turn_budget < 1):
         raise ConfigError(f"turn_budget must be a positive number of turns, got {turn_budget!r}")
@@ -287,5 +290,5 @@ def summarize(
         "cost": _costs(trajs, headline["solved"], prices),
         "by_env": _breakdown(trajs, lambda t: t.env),
         "by_group": _by_group(trajs),
-        "failure_modes": _failure_modes(scored),
+        "failure_modes": _failure_modes(scored, tags_of),
     }

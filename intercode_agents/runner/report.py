@@ -92,14 +92,15 @@ def load_run(directory: Path) -> Run:
         note = RUN_JSON
     read = read_run_records(path, plan, bad_lines="ignore")
     trajs = read.records
+    latest = {(t.env, t.task_id, t.epoch): t for t in trajs}
+    tags = {key: failure_tags(traj) for key, traj in latest.items() if exclusion_reason(traj) is None}
     summary = summarize(
         trajs,
         turn_budget=_turn_budget(settings),
         planned=plan.size if plan is not None else None,
         ignored=read.ignored_json(),
+        tags_of=lambda t: tags[(t.env, t.task_id, t.epoch)],
     )
-    latest = {(t.env, t.task_id, t.epoch): t for t in trajs}
-    tags = {key: failure_tags(traj) for key, traj in latest.items() if exclusion_reason(traj) is None}
     return Run(directory, latest, read.ignored, len(read.superseded), summary, note, tags=tags)
 
 
