@@ -2,6 +2,19 @@
 
 Strategies build a :class:`Trajectory`; the runner appends it to ``trajectories.jsonl``; metrics,
 reports and replay read it back. The schema is the contract between those layers.
+
+Outcomes:
+
+- ``solved`` (reward 1.0) and ``failed`` (anything less, including an episode whose sandbox the agent
+  destroyed: the env then reports ``sandbox_lost`` in the reward parts) and ``timeout`` are the
+  agent's results: they count in every rate.
+- ``env_error`` (the harness or the engine failed) and ``model_error`` (the model provider failed)
+  say nothing about the agent; the runner retries them and, if they persist, lists them as excluded.
+- ``corrupt``: the task's gold answer cannot run, so the task cannot be scored; listed and excluded.
+
+An episode is keyed in its run by ``(task_id, epoch)``; ``seed`` is the seed of that epoch. Attempts
+that ended in an env or model error before the recorded one are kept in ``retries`` (their tokens
+were paid for).
 """
 
 from __future__ import annotations
@@ -10,8 +23,26 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-Outcome = Literal["solved", "failed", "env_error", "timeout", "model_error"]
+Outcome = Literal["solved", "failed", "env_error", "timeout", "model_error", "corrupt"]
 StepKind = Literal["action", "submit", "invalid"]
+
+#: Outcomes that are the harness's or the provider's fault: retried, and excluded if they persist.
+RETRYABLE_OUTCOMES: tuple[Outcome, ...] = ("env_error", "model_error")
+FULL_REWARD = 1.0 - 1e-6  # rewards assembled from float parts (0.33 * 3 + 0.01) may miss 1.0 by a hair
+
+
+def is_full(reward: float | None) -> bool:
+    return reward is not None and reward >= FULL_REWARD
+
+
+def gold_cannot_run(parts: dict[str, Any]) -> bool:
+    """The env says the task's gold itself fails (``corrupt``; ``gold_failed`` in either reward mode)."""
+    return parts.get("corrupt") is True or parts.get("gold_failed") is True
+
+
+def sandbox_lost(parts: dict[str, Any]) -> bool:
+    """The env says the agent destroyed its own sandbox or session before the submit."""
+    return parts.get("sandbox_lost") is True
 
 
 class Step(BaseModel):
@@ -33,6 +64,30 @@ class Step(BaseModel):
     output_tokens: int = 0
 
 
+class FailedAttempt(BaseModel):
+    """An earlier attempt of an episode that ended in an env or model error and was retried."""
+
+    outcome: Outcome
+    error: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    started_at: float = 0.0
+    duration_s: float = 0.0
+
+    @classmethod
+    def of(cls, traj: Trajectory) -> FailedAttempt:
+        return cls(
+            outcome=traj.outcome,
+            error=traj.error,
+            input_tokens=traj.input_tokens or sum(s.input_tokens for s in traj.steps),
+            output_tokens=traj.output_tokens or sum(s.output_tokens for s in traj.steps),
+            cost_usd=traj.cost_usd,
+            started_at=traj.started_at,
+            duration_s=traj.duration_s,
+        )
+
+
 class Trajectory(BaseModel):
     """A finished (or failed) episode, self-contained enough to score, report and replay."""
 
@@ -41,6 +96,7 @@ class Trajectory(BaseModel):
     strategy: str
     model: str
     model_settings: dict[str, Any] = Field(default_factory=dict)
+    epoch: int = Field(default=1, ge=1)  # the sample number of this task in its run (1-based)
     seed: int | None = None
     image_id: str | None = None
     reward_mode: str = "intercode"
@@ -56,6 +112,7 @@ class Trajectory(BaseModel):
     cost_usd: float | None = None
     started_at: float = 0.0
     duration_s: float = 0.0
+    retries: list[FailedAttempt] = Field(default_factory=list)
 
     @property
     def turns(self) -> int:
@@ -64,3 +121,27 @@ class Trajectory(BaseModel):
     @property
     def solved(self) -> bool:
         return self.outcome == "solved"
+
+    @property
+    def attempts(self) -> int:
+        """Attempts made at this episode: the retried ones and this one."""
+        return len(self.retries) + 1
+
+    def settle(self) -> None:
+        """Set the outcome of an episode that ended normally (submitted) from its reward and parts.
+
+        A gold that cannot run makes it ``corrupt``: unscored, so its reward becomes None (the env's
+        figure stays in the parts as ``unscored_reward``) and can never be taken for a free win. A
+        sandbox the agent destroyed makes it ``failed`` whatever the reward; otherwise reward 1.0 is
+        ``solved``.
+        """
+        if gold_cannot_run(self.reward_parts):
+            self.outcome = "corrupt"
+            self.error = self.error or "the task's gold answer itself fails, so the episode is unscored"
+            if self.reward is not None:
+                self.reward_parts["unscored_reward"] = self.reward
+            self.reward = None
+        elif sandbox_lost(self.reward_parts):
+            self.outcome = "failed"
+        else:
+            self.outcome = "solved" if is_full(self.reward) else "failed"

@@ -159,8 +159,10 @@ def test_premature_submit(steps: list[Step], fires: bool) -> None:
 
 
 def test_outcome_tags_and_solved_episodes() -> None:
-    assert failure_tags(episode("bash", [], outcome="env_error")) == ["env_error"]
-    assert failure_tags(episode("bash", [], outcome="model_error")) == ["model_error"]
+    # excluded episodes (listed with their reason by the metrics) get no tags
+    assert failure_tags(episode("bash", [act("rm a")] * 3, outcome="env_error")) == []
+    assert failure_tags(episode("bash", [act("rm a")] * 3, outcome="model_error")) == []
+    assert failure_tags(episode("bash", [act("rm a")] * 3, outcome="corrupt")) == []
     assert failure_tags(episode("bash", [act("ls")], outcome="timeout")) == []
     # a solved episode has no failure, whatever it did
     solved = episode("bash", [act("rm -rf /testbed/x", "")] * 3 + [submit()], outcome="solved")
@@ -168,3 +170,14 @@ def test_outcome_tags_and_solved_episodes() -> None:
     # several tags at once, in FAILURE_TAGS order
     churned = episode("bash", [act("rm a"), act("rm a"), act("rm a")])
     assert failure_tags(churned) == ["action_churn", "destructive_mutation"]
+
+
+def test_sandbox_destroyed_comes_from_the_envs_sandbox_lost_part() -> None:
+    killed = episode("bash", [act("kill -9 -1", "", errored=True), act("ls", "", errored=True), submit()])
+    assert "sandbox_destroyed" not in failure_tags(killed)
+    killed.reward_parts = {"sandbox_lost": True, "sandbox_lost_reason": "the shell was killed"}
+    assert "sandbox_destroyed" in failure_tags(killed)
+    killed.outcome = "timeout"
+    assert "sandbox_destroyed" in failure_tags(killed)
+    killed.reward_parts = {"sandbox_lost": "yes"}  # only the env's boolean counts
+    assert "sandbox_destroyed" not in failure_tags(killed)

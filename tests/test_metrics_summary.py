@@ -78,9 +78,21 @@ def seven_episodes() -> list[Trajectory]:
 def test_summary_matches_hand_computed_values() -> None:
     s = summarize(seven_episodes(), prices=PRICES)
     assert s["n_episodes"] == 7
-    assert s["outcomes"] == {"solved": 3, "failed": 1, "timeout": 1, "env_error": 1, "model_error": 1}
-    # scored: T1 T2 T3 T4 T7 = 5; solved 3 -> 3/5
+    assert s["outcomes"] == {
+        "solved": 3,
+        "failed": 1,
+        "timeout": 1,
+        "env_error": 1,
+        "model_error": 1,
+        "corrupt": 0,
+    }
+    # scored: T1 T2 T3 T4 T7 = 5; solved 3 -> 3/5; T5 and T6 are excluded and listed
     assert (s["n_scored"], s["n_solved"]) == (5, 3)
+    assert s["denominator"] == {"planned": None, "recorded": 7, "scored": 5, "excluded": 2, "not_run": None}
+    assert [(e["task_id"], e["reason"]) for e in s["excluded"]["episodes"]] == [
+        ("T5", "env_error"),
+        ("T6", "model_error"),
+    ]
     assert s["success_rate"] == pytest.approx(0.6)
     # (1 + 1 + 1 + 0.5 + 0) / 5 = 0.7
     assert s["mean_reward"] == pytest.approx(0.7)
@@ -116,18 +128,18 @@ def test_summary_groups_and_failure_modes() -> None:
     assert s["by_group"]["db"]["pets"]["success_rate"] == pytest.approx(0.6)
     assert s["by_env"]["sql"]["solved"] == 3
     modes = s["failure_modes"]
-    # unsolved: T4 (premature_submit), T5 (env_error), T6 (model_error), T7 (paralysis) -> 1/4 each
-    assert modes["n_unsolved"] == 4
+    # scored unsolved: T4 (premature_submit), T7 (paralysis) -> 1/2 each; T5 and T6 are excluded
+    assert modes["n_unsolved"] == 2
     assert modes["counts"] == {
         "action_churn": 0,
         "destructive_mutation": 0,
         "paralysis": 1,
         "premature_submit": 1,
-        "env_error": 1,
-        "model_error": 1,
+        "sandbox_destroyed": 0,
+        "context_exhausted": 0,
         "none": 0,
     }
-    assert modes["shares"]["paralysis"] == pytest.approx(0.25)
+    assert modes["shares"]["paralysis"] == pytest.approx(0.5)
 
 
 def test_summary_is_json_safe() -> None:

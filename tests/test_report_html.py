@@ -11,7 +11,7 @@ import pytest
 from intercode_agents.errors import ConfigError
 from intercode_agents.runner.metrics import summarize
 from intercode_agents.runner.report import load_run, write_report
-from intercode_agents.trajectory import Step, Trajectory
+from intercode_agents.trajectory import FailedAttempt, Step, Trajectory
 
 EVIL = "<script>alert(1)</script>|x"
 
@@ -97,38 +97,40 @@ def test_report_escapes_records_and_stays_offline(two_runs: list[Path]) -> None:
 
 def test_markdown_summary(two_runs: list[Path]) -> None:
     md = write_report(two_runs)[1].read_text()
-    assert "| Success rate | 66.7% | 50.0% |" in md
+    assert "| Success rate | 66.7% (2 of 3 scored) | 50.0% (1 of 2 scored) |" in md
     # the record's model name is HTML- and Markdown-escaped, so it neither renders HTML nor splits a cell
     assert "react · &lt;script&gt;alert(1)&lt;/script&gt;\\|x" in md
     assert "<script" not in md
     row = next(line for line in md.splitlines() if line.startswith("| try\\_again"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[4:6] == ["2", "recomputed (no summary.json)"]  # corrupt lines, summary source
+    # episodes, records not counted (2 unreadable lines), where the plan came from
+    assert cells[4:7] == [
+        "3 recorded = 3 scored + 0 excluded",
+        "2",
+        "no run.json: foreign records cannot be told apart",
+    ]
 
 
-def test_summary_json_is_used_only_when_it_matches(two_runs: list[Path]) -> None:
+def test_the_report_counts_the_records_never_a_summary_json(two_runs: list[Path]) -> None:
     run_a = two_runs[0]
-    records = list(load_run(run_a).trajectories.values())
-    summary = summarize(records)
-    summary["success_rate"] = 0.123  # a marker: the report must show the file's value
+    summary = summarize(list(load_run(run_a).trajectories.values()))
+    summary["success_rate"], summary["n_solved"] = 1.0, 3  # an edited (or stale) summary.json
     (run_a / "summary.json").write_text(json.dumps(summary))
     run = load_run(run_a)
-    assert run.summary_source == "summary.json" and run.summary["success_rate"] == 0.123
-    summary["n_episodes"] = 5  # stale: written before the last records
-    (run_a / "summary.json").write_text(json.dumps(summary))
-    run = load_run(run_a)
-    assert run.summary_source == "recomputed (summary.json counts 5 episodes, records 3)"
-    assert run.summary["success_rate"] == pytest.approx(2 / 3)
-    (run_a / "summary.json").write_text("{broken")
-    assert load_run(run_a).summary_source == "recomputed (summary.json unreadable: JSONDecodeError)"
+    assert run.summary["success_rate"] == pytest.approx(2 / 3) and run.summary["n_solved"] == 2
+    assert "| Success rate | 66.7% (2 of 3 scored) |" in write_report([run_a])[1].read_text()
 
 
-def test_a_retried_task_replaces_the_earlier_record(tmp_path: Path) -> None:
+def test_a_retry_replaces_a_recorded_error_but_a_duplicate_never_counts(tmp_path: Path) -> None:
     first = record(0, "env_error", 1, strategy="react", model="local", fs="fs1")
-    retry = record(0, "solved", 1, strategy="react", model="local", fs="fs1")
-    run = load_run(write_run(tmp_path / "r", [first, retry]))
-    assert run.replaced_records == 1
-    assert [t.outcome for t in run.trajectories.values()] == ["solved"]
+    copy = record(0, "solved", 1, strategy="react", model="local", fs="fs1")  # same attempt: a duplicate
+    retry = copy.model_copy(update={"retries": [FailedAttempt.of(first)]})
+    run = load_run(write_run(tmp_path / "dup", [first, copy]))
+    assert [t.outcome for t in run.trajectories.values()] == ["env_error"]
+    assert [(i.line, i.why) for i in run.ignored] == [(2, "a duplicate of the record on line 1")]
+    run = load_run(write_run(tmp_path / "retry", [first, retry, copy]))
+    assert run.superseded == 1 and [t.outcome for t in run.trajectories.values()] == ["solved"]
+    assert [(i.line, i.why) for i in run.ignored] == [(3, "a duplicate of the record on line 2")]
 
 
 def test_output_location(two_runs: list[Path], tmp_path: Path) -> None:

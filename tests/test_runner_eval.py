@@ -32,7 +32,7 @@ async def test_gold_run_at_concurrency_4_records_each_task_once_and_summarizes_t
     assert result.new_episodes == 20 and result.resumed_episodes == 0
 
     summary = json.loads((out / "summary.json").read_text())
-    assert summary == json.loads(json.dumps(summarize(records)))
+    assert summary == json.loads(json.dumps(summarize(records, planned=20)))
     assert summary["n_episodes"] == 20
     assert summary["n_solved"] == sum(r.outcome == "solved" for r in records)
     assert summary["outcomes"] == {**summary["outcomes"], **Counter(r.outcome for r in records)}
@@ -125,3 +125,31 @@ async def test_episodes_played_on_given_envs_leave_them_open_with_warm_pools() -
     finally:
         for env in envs:
             await env.close()
+
+
+async def test_resume_ignores_duplicate_and_foreign_records_and_plays_only_the_missing(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "run"
+    await run_eval("sql", model="gold", selector="mini", concurrency=2, out_dir=out, progress=False)
+    lines = (out / "trajectories.jsonl").read_text().splitlines()
+    duplicate = json.loads(lines[0]) | {"outcome": "failed", "reward": 0.0}  # would lower the rate
+    foreign_task = json.loads(lines[1]) | {"task_id": "sql/spider/1"}
+    foreign_seed = json.loads(lines[2]) | {"seed": 99}
+    extra = [json.dumps(r) for r in (duplicate, foreign_task, foreign_seed)]
+    (out / "trajectories.jsonl").write_text("\n".join([*lines[:4], *extra]) + "\n")
+
+    result = await run_eval(
+        "sql", model="gold", selector="mini", concurrency=2, out_dir=out, resume=True, progress=False
+    )
+    assert (result.new_episodes, result.resumed_episodes) == (2, 4)
+    assert sorted(r.task_id for r in result.records) == [f"sql/mini/{n}" for n in range(6)]
+    assert [(i.line, i.why) for i in result.ignored] == [
+        (5, "a duplicate of the record on line 1"),
+        (6, "task sql/spider/1 is not in the run"),
+        (7, "seed 99 is not the run's seed for epoch 1 (None)"),
+    ]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n_episodes"] == 6 and summary["success_rate"] == 1.0
+    assert [r["line"] for r in summary["ignored_records"]] == [5, 6, 7]
+    assert len(read_records(out / "trajectories.jsonl")[0]) == 9  # nothing on disk is rewritten

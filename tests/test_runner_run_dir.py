@@ -91,5 +91,7 @@ def test_settings_mismatch_names_each_difference(tmp_path: Path) -> None:
 def test_progress_counts_previous_and_new_episodes() -> None:
     bar = RunProgress(4, previous=[record("a"), record("b", "env_error", None)], enabled=False)
     bar.advance(record("c", "failed", 0.0))
-    assert (bar.done, bar.solved, bar.scored, bar.errors, bar.new) == (3, 1, 2, 1, 1)
-    assert "solved 1 (50%)" in bar.stats() and "errors 1" in bar.stats()
+    assert (bar.done, bar.solved, bar.scored, bar.excluded, bar.new) == (3, 1, 2, 1, 1)
+    assert "solved 1 (50%)" in bar.stats() and "excluded 1" in bar.stats()
+    bar.advance(record("d", "solved", 1.0).model_copy(update={"reward_parts": {"gold_failed": True}}))
+    assert (bar.solved, bar.scored, bar.excluded) == (1, 2, 2)  # a corrupt gold is never a free solve

@@ -28,12 +28,14 @@ def _resume_command(argv: list[str], out: Path) -> str:
 
 
 def _interrupted(signame: str, out: Path, total: int, argv: list[str]) -> typer.Exit:
-    from intercode_agents.runner.run_dir import RUN_JSON, TRAJECTORIES, read_records
+    from intercode_agents.runner.run_dir import RUN_JSON, TRAJECTORIES, read_run_settings
+    from intercode_agents.runner.run_records import RunPlan, read_run_records
 
     if not (out / RUN_JSON).is_file():
         err_console.print(f"[yellow]{signame}: stopped before the run started;[/] nothing was recorded.")
         return typer.Exit(INTERRUPTED_EXIT)
-    done = len(read_records(out / TRAJECTORIES)[0])
+    plan = RunPlan.from_settings(read_run_settings(out))
+    done = len(read_run_records(out / TRAJECTORIES, plan, bad_lines="ignore").accepted)
     err_console.print(
         f"[yellow]{signame}: stopped cleanly.[/] {done} of {total} episodes are recorded in {out}; "
         "containers were removed. Resume with:",
@@ -68,6 +70,17 @@ def eval_cmd(
         Path | None, typer.Option("--out", "-o", help="Run directory (default: runs/...).")
     ] = None,
     resume: Annotated[bool, typer.Option(help="Continue the run in --out, skipping finished tasks.")] = False,
+    retry_errors: Annotated[
+        int | None,
+        typer.Option(
+            "--retry-errors",
+            min=0,
+            help="Play an episode that ended in env_error or model_error (the harness's or the "
+            "provider's fault) again up to N times before recording it. Default: 2 for env_error "
+            "(engine hiccups pass in seconds), 0 for model_error (model calls are already retried "
+            "inside the episode). With --resume, the recorded errors are played again too.",
+        ),
+    ] = None,
     seed: Annotated[
         int | None, typer.Option(help="Seed recorded with each episode (and given to local).")
     ] = None,
@@ -76,13 +89,17 @@ def eval_cmd(
     """Evaluate a strategy and a model on an env's tasks; write records, a summary and a report.
 
     Episodes run concurrently, each finished one is appended to DIR/trajectories.jsonl at once, and
-    Ctrl-C (or SIGTERM) stops cleanly and prints the command that resumes the run.
+    Ctrl-C (or SIGTERM) stops cleanly and prints the command that resumes the run. One process
+    writes a run directory at a time; a second one stops with an error. The summary gives the
+    success rate's denominator and lists every excluded episode (corrupt golds, env or model
+    errors after the retries) and every record of the directory that was not counted.
 
     Examples:
       intercode-agents eval bash --strategy try_again --model local --tasks test --turns 5
       intercode-agents eval sql -s react -m openai:gpt-4o-mini --tasks "spider,hardness=easy" -c 8
       intercode-agents eval bash --model gold --tasks bash/mini/* --out runs/gold-mini
       intercode-agents eval bash --strategy react --model local --out runs/r1 --resume
+      intercode-agents eval bash --strategy react --model local --out runs/r1 --resume --retry-errors 3
     """
     from intercode_agents.runner.eval import choose_tasks, default_out_dir, run_eval
     from intercode_agents.runner.interrupt import Interrupted, run_interruptible
@@ -97,7 +114,7 @@ def eval_cmd(
         raise ConfigError("--resume needs the run directory: pass --out DIR together with --resume")
     total = len(choose_tasks(env, tasks, limit))
     run_dir = out or default_out_dir(env, strategy or "direct", model)
-    argv = _eval_argv(env, model, strategy, tasks, limit, turns, concurrency, reward, seed)
+    argv = _eval_argv(env, model, strategy, tasks, limit, turns, concurrency, reward, seed, retry_errors)
     try:
         result = run_interruptible(
             lambda: run_eval(
@@ -112,6 +129,7 @@ def eval_cmd(
                 out_dir=run_dir,
                 resume=resume,
                 seed=seed,
+                retry_errors=retry_errors,
                 progress=progress,
                 console=console,
             )
@@ -134,6 +152,7 @@ def _eval_argv(
     concurrency: int,
     reward: str,
     seed: int | None,
+    retry_errors: int | None = None,
 ) -> list[str]:
     """The settings of this eval as CLI arguments (for the resume hint)."""
     argv = [env, "--model", model]
@@ -145,6 +164,7 @@ def _eval_argv(
         ("--concurrency", concurrency if concurrency != 1 else None),
         ("--reward", reward if reward != "intercode" else None),
         ("--seed", seed),
+        ("--retry-errors", retry_errors),
     ]
     for flag, value in options:
         if value is not None:

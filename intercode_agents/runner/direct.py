@@ -3,7 +3,8 @@
 :func:`play_direct` sends each action a policy gives straight to the env and records the episode in the
 same :class:`~intercode_agents.trajectory.Trajectory` schema the strategies use (strategy ``"direct"``).
 Like :meth:`Strategy.run <intercode_agents.strategies.Strategy.run>` it never raises for env failures
-(they become the ``env_error`` outcome), only for bad arguments.
+(they become the ``env_error`` outcome), only for bad arguments, and a submitted episode's outcome
+follows from its reward and parts (:meth:`~intercode_agents.trajectory.Trajectory.settle`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from intercode_agents.errors import ConfigError, UnknownTask
 from intercode_agents.trajectory import Step, Trajectory
 
 DIRECT = "direct"  # the strategy name of episodes no prompting strategy drove
-FULL_REWARD = 1.0 - 1e-6
 FORCED_SUBMIT = "no action left: the episode is submitted as it stands"
 
 #: Gives the next action from (turn, last observation); None ends the episode (a forced submit follows).
@@ -80,7 +80,7 @@ async def play_direct(
     except Exception as exc:
         traj.outcome, traj.error = "env_error", f"{type(exc).__name__}: {exc}"
     else:
-        traj.outcome = "solved" if traj.reward is not None and traj.reward >= FULL_REWARD else "failed"
+        traj.settle()
     traj.duration_s = time.perf_counter() - clock
     return traj
 
@@ -140,5 +140,4 @@ def _finish(traj: Trajectory, reward: float, info: dict[str, Any]) -> None:
     parts = dict(info.get("reward_parts") or {})
     if info.get("corrupt"):
         parts["corrupt"] = True
-        traj.error = "the task's gold answer itself fails, so the episode is unscored (corrupt)"
     traj.reward_parts = parts

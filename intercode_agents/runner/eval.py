@@ -9,6 +9,12 @@ Example::
 ``model`` is a model spec (``"local"``, ``"provider:model"``), a ``BaseChatModel``, or one of the
 runner's own policies: ``"gold"`` (replays the gold answers; no strategy) and ``"human"`` (asks at
 the terminal; one episode at a time). See :mod:`intercode_agents.runner.run_dir` for the files.
+
+One process writes a run directory at a time (:mod:`.run_lock`). A resume counts the records by the
+rules of :mod:`.run_records` (duplicates and foreign records are reported and ignored) and plays the
+planned episodes that have none; with ``retry_errors`` given it also plays again the recorded ones
+that ended in an env or model error. Episodes ending in such an error are retried within the run
+(:mod:`.retries`) before they are recorded.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,20 +37,28 @@ from intercode_agents.runner.metrics import summarize
 from intercode_agents.runner.players import GoldPlayer, HumanPlayer, Player, StrategyPlayer
 from intercode_agents.runner.preflight import image_ids, load_local_model
 from intercode_agents.runner.progress import RunProgress
+from intercode_agents.runner.retries import NO_RETRIES, RetryPolicy
 from intercode_agents.runner.run_dir import (
     RUN_JSON,
     SUMMARY,
     TRAJECTORIES,
     RecordWriter,
-    read_records,
     read_run_settings,
-    record_key,
     settings_mismatch,
     write_json,
 )
+from intercode_agents.runner.run_lock import RunLock
+from intercode_agents.runner.run_records import (
+    IgnoredRecord,
+    RunPlan,
+    RunRecords,
+    episode_key,
+    epoch_seed,
+    read_run_records,
+)
 from intercode_agents.runner.workers import Episode, run_episodes
 from intercode_agents.sandbox import RUN_ID
-from intercode_agents.trajectory import Trajectory
+from intercode_agents.trajectory import RETRYABLE_OUTCOMES, FailedAttempt, Trajectory
 
 DEFAULT_TURNS = 10
 
@@ -59,6 +73,9 @@ class EvalResult:
     new_episodes: int
     resumed_episodes: int
     wall_s: float
+    ignored: list[IgnoredRecord] = field(default_factory=list)  # records of the directory not counted
+    replayed_errors: int = 0  # recorded env/model errors played again (``retry_errors`` on a resume)
+    lock_taken_over: str | None = None  # the holder a killed process left in run.lock
 
     @property
     def episodes_per_s(self) -> float:
@@ -119,10 +136,8 @@ def _check_numbers(limit: int | None, turns: int, concurrency: int) -> None:
         raise ConfigError(f"--concurrency must be at least 1, got {concurrency}")
 
 
-def _open_run_dir(
-    out_dir: Path, settings: dict[str, Any], resume: bool
-) -> tuple[list[Trajectory], int | None]:
-    """Prepare ``out_dir``; return the records of earlier sessions and the length of their valid part."""
+def _open_run_dir(out_dir: Path, settings: dict[str, Any], plan: RunPlan, resume: bool) -> RunRecords:
+    """Prepare ``out_dir`` (its lock is held); return the records of earlier sessions that count."""
     records_path = out_dir / TRAJECTORIES
     if resume:
         saved = read_run_settings(out_dir)
@@ -133,18 +148,47 @@ def _open_run_dir(
                 + "; ".join(problems)
                 + "). Resume with the original settings, or start a new run with another --out."
             )
-        records, valid_length = read_records(records_path)
+        previous = read_run_records(records_path, plan)
         saved["resumed_at"] = [*saved.get("resumed_at", []), settings["created_at"]]
-        saved["concurrency"] = settings["concurrency"]
+        for key in ("concurrency", "retry_errors"):
+            saved[key] = settings[key]
         write_json(out_dir / RUN_JSON, saved)
-        return records, valid_length
+        return previous
     if records_path.is_file() and records_path.stat().st_size:
         raise ConfigError(
             f"{out_dir} already holds records: pass --resume to continue that run, or choose another --out"
         )
-    out_dir.mkdir(parents=True, exist_ok=True)
     write_json(out_dir / RUN_JSON, settings)
-    return [], None
+    return RunRecords()
+
+
+def _episodes(
+    plan: RunPlan, tasks: list[Task], previous: RunRecords, replay_errors: bool
+) -> tuple[list[Episode], list[Trajectory]]:
+    """The episodes to play (planned ones without a record, then recorded errors to play again when
+    ``replay_errors``) and the earlier records that stand."""
+    by_id = {task.id: task for task in tasks}
+    todo, kept = [], []
+    for task_id, epoch in plan.keys():
+        seed = epoch_seed(plan.seed, epoch)
+        recorded = previous.accepted.get((task_id, epoch))
+        if recorded is None:
+            todo.append(Episode(by_id[task_id], seed, epoch))
+        elif replay_errors and recorded.outcome in RETRYABLE_OUTCOMES:
+            earlier = (*recorded.retries, FailedAttempt.of(recorded))
+            todo.append(Episode(by_id[task_id], seed, epoch, earlier))
+        else:
+            kept.append(recorded)
+    return todo, kept
+
+
+def _warn_ignored(console: Console, path: Path, ignored: list[IgnoredRecord]) -> None:
+    if ignored:
+        console.print(
+            f"[yellow]warning:[/] {len(ignored)} record(s) of {path} are not counted:", highlight=False
+        )
+        for item in ignored:
+            console.print(f"  {item.describe()}", highlight=False, soft_wrap=True)
 
 
 async def run_eval(
@@ -161,61 +205,110 @@ async def run_eval(
     resume: bool = False,
     seed: int | None = None,
     strategy_settings: dict[str, Any] | None = None,
+    retry_errors: int | None = None,
+    retry_wait_s: float = 1.0,
     progress: bool = True,
     console: Console | None = None,
 ) -> EvalResult:
     """Run (or resume) an evaluation and write ``run.json``, ``trajectories.jsonl`` and ``summary.json``.
 
-    Cancelling it (Ctrl-C) keeps every finished episode on disk and removes the containers; run it
-    again with ``resume=True`` and the same settings to finish the remaining tasks.
+    ``retry_errors``: how often an episode ending in an env or model error is played again before it
+    is recorded (None: the defaults of :class:`~intercode_agents.runner.retries.RetryPolicy`, 2 for
+    env errors and 0 for model errors); given on a resume, the recorded errors are played again too.
+    Cancelling the run (Ctrl-C) keeps every finished episode on disk and removes the containers; run
+    it again with ``resume=True`` and the same settings to finish the remaining tasks. A second
+    process on the same ``out_dir`` raises :class:`~intercode_agents.runner.run_lock.RunDirectoryBusy`.
     """
     _check_numbers(limit, turns, concurrency)
+    policy = RetryPolicy.from_option(retry_errors, wait_s=retry_wait_s)
     if reward not in REWARD_MODES:
         raise ConfigError(f"unknown reward mode {reward!r}; choose one of {', '.join(REWARD_MODES)}")
     tasks = choose_tasks(env_name, selector, limit)
     player, chat = make_player(model, strategy, turns=turns, seed=seed, strategy_settings=strategy_settings)
     if isinstance(player, HumanPlayer):
-        concurrency, progress = 1, False
+        concurrency, progress, policy = 1, False, NO_RETRIES  # a person is not asked twice
     if resume and out_dir is None:
         raise ConfigError("resume needs the run directory: pass --out DIR together with --resume")
     out = Path(out_dir) if out_dir is not None else default_out_dir(env_name, player.strategy, player.model)
-    settings = _settings(env_name, tasks, player, selector, limit, turns, reward, seed, concurrency)
-
-    ids = await image_ids(tasks)
-    await load_local_model(chat)
-    previous, valid_length = _open_run_dir(out, settings, resume)
-    done = {record_key(t) for t in previous}
-    todo = [Episode(task, seed) for task in tasks if (task.id, seed) not in done]
-
-    started = time.perf_counter()
-    new: list[Trajectory] = []
-    label = f"{env_name} · {player.strategy} · {player.model}"
-    with (
-        RecordWriter(out / TRAJECTORIES, valid_length=valid_length) as writer,
-        RunProgress(len(tasks), previous=previous, label=label, console=console, enabled=progress) as bar,
-    ):
-
-        def on_done(traj: Trajectory) -> None:
-            writer.write(traj)
-            new.append(traj)
-            bar.advance(traj)
-
-        if todo:
-            await run_episodes(
-                env_name,
-                todo,
-                player,
-                concurrency=concurrency,
-                env_options={"reward": reward},
-                image_ids=ids,
-                on_done=on_done,
-            )
-    wall = time.perf_counter() - started
-    records = previous + new
     budget = None if isinstance(player, GoldPlayer) else turns
-    summary = summarize(records, turn_budget=budget)
-    write_json(out / SUMMARY, summary)
-    return EvalResult(out, summary, records, len(new), len(previous), wall)
+    settings = _settings(env_name, tasks, player, selector, limit, turns, reward, seed, concurrency)
+    settings |= {"epochs": 1, "turn_budget": budget, "retry_errors": policy.to_json()}
+    plan = RunPlan.from_settings(settings)
+
+    session = _Session(out, settings, plan, tasks, player, policy, budget, await image_ids(tasks))
+    await load_local_model(chat)
+    with RunLock(out) as lock:
+        return await session.run(
+            lock,
+            resume=resume,
+            replay_errors=resume and retry_errors is not None,
+            progress=progress,
+            console=console,
+        )
+
+
+@dataclass
+class _Session:
+    """One session of a run: what it plays, and how, once its arguments are checked."""
+
+    out: Path
+    settings: dict[str, Any]
+    plan: RunPlan
+    tasks: list[Task]
+    player: Player
+    policy: RetryPolicy
+    turn_budget: int | None
+    image_ids: dict[str, str]
+
+    async def run(
+        self, lock: RunLock, *, resume: bool, replay_errors: bool, progress: bool, console: Console | None
+    ) -> EvalResult:
+        """Play the session with the directory's lock held."""
+        out, plan, player = self.out, self.plan, self.player
+        messages = console or Console(stderr=True)
+        taken_over = lock.describe_taken_over()
+        if taken_over:
+            messages.print(f"note: took over the lock of {out} left by a process that is gone ({taken_over})")
+        previous = _open_run_dir(out, self.settings, plan, resume)
+        _warn_ignored(messages, out / TRAJECTORIES, previous.ignored)
+        todo, kept = _episodes(plan, self.tasks, previous, replay_errors)
+
+        started = time.perf_counter()
+        new: list[Trajectory] = []
+        label = f"{plan.env} · {player.strategy} · {player.model}"
+        valid_length = previous.valid_length if resume else None
+        with (
+            RecordWriter(out / TRAJECTORIES, valid_length=valid_length) as writer,
+            RunProgress(plan.size, previous=kept, label=label, console=console, enabled=progress) as bar,
+        ):
+
+            def on_done(traj: Trajectory) -> None:
+                writer.write(traj)
+                new.append(traj)
+                bar.advance(traj)
+
+            if todo:
+                await run_episodes(
+                    plan.env,
+                    todo,
+                    player,
+                    concurrency=self.settings["concurrency"],
+                    env_options={"reward": plan.reward_mode},
+                    image_ids=self.image_ids,
+                    on_done=on_done,
+                    retry=self.policy,
+                )
+        wall = time.perf_counter() - started
+        final = dict(previous.accepted)
+        final.update((episode_key(t), t) for t in new)
+        records = list(final.values())
+        ignored = previous.ignored_json()
+        summary = summarize(records, turn_budget=self.turn_budget, planned=plan.size, ignored=ignored)
+        write_json(out / SUMMARY, summary)
+        replayed = len(todo) - (plan.size - len(previous.accepted))
+        return EvalResult(
+            out, summary, records, len(new), len(kept), wall, previous.ignored, replayed, taken_over
+        )
 
 
 def _settings(

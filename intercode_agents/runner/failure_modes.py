@@ -1,4 +1,4 @@
-"""Failure-mode tags for unsolved episodes, read off the trajectory alone.
+"""Failure-mode tags for failed episodes, read off the trajectory alone.
 
 An episode can carry several tags, or none. "Actions" are all steps except submits. The rules
 (thresholds are the module constants):
@@ -22,10 +22,14 @@ An episode can carry several tags, or none. "Actions" are all steps except submi
   Python help()/dir()/type()/vars(), imports and ``print(name)``.
 - ``premature_submit``: the agent submitted right after its first useful output (an action that ran
   without error and printed something), or before any: no action checked the result before submit.
-- ``env_error`` / ``model_error``: the episode's outcome was that infrastructure failure.
+- ``sandbox_destroyed``: the agent destroyed its own sandbox or session (``kill -9 -1``, killing the
+  shell): the env reported ``sandbox_lost`` in the reward parts, and the episode counts as failed.
+- ``context_exhausted``: the episode filled the model's context window, so it was submitted as it
+  stood (``Trajectory.context["context_exhausted"]``).
 
 The language comes from ``Trajectory.env``: names containing "sql" are SQL, "python"/"mbpp" Python,
-"ctf" CTF (Bash plus Python rules), anything else Bash. Solved episodes get no tags.
+"ctf" CTF (Bash plus Python rules), anything else Bash. Only episodes the agent is scored on get tags:
+solved ones and the excluded ones (env or model errors, corrupt golds: see :mod:`.metrics`) get none.
 """
 
 from __future__ import annotations
@@ -36,16 +40,17 @@ from collections import Counter
 from itertools import pairwise
 from typing import Literal
 
-from intercode_agents.trajectory import Step, Trajectory
+from intercode_agents.trajectory import Step, Trajectory, sandbox_lost
 
 FAILURE_TAGS: tuple[str, ...] = (
     "action_churn",
     "destructive_mutation",
     "paralysis",
     "premature_submit",
-    "env_error",
-    "model_error",
+    "sandbox_destroyed",
+    "context_exhausted",
 )
+SCORED_UNSOLVED = ("failed", "timeout")  # the outcomes that get tags
 
 CHURN_SIMILARITY = 0.9
 CHURN_RUN = 3
@@ -266,8 +271,8 @@ def _premature(traj: Trajectory) -> bool:
 
 
 def failure_tags(traj: Trajectory) -> list[str]:
-    """The failure modes of an unsolved episode, in ``FAILURE_TAGS`` order ([] for solved ones)."""
-    if traj.solved:
+    """The failure modes of a failed or timed-out episode, in ``FAILURE_TAGS`` order ([] for others)."""
+    if traj.outcome not in SCORED_UNSOLVED:
         return []
     language = language_of(traj.env)
     found = {
@@ -275,7 +280,7 @@ def failure_tags(traj: Trajectory) -> list[str]:
         "destructive_mutation": _destructive(traj, language),
         "paralysis": _paralysed(traj, language),
         "premature_submit": _premature(traj),
-        "env_error": traj.outcome == "env_error",
-        "model_error": traj.outcome == "model_error",
+        "sandbox_destroyed": sandbox_lost(traj.reward_parts),
+        "context_exhausted": traj.context.get("context_exhausted") is True,
     }
     return [tag for tag in FAILURE_TAGS if found[tag]]

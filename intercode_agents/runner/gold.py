@@ -1,9 +1,10 @@
 """The gold replay: every selected task's gold answer through its env, to prove the envs and rewards.
 
-A solved task scores 1.0. A corrupt one has a gold that fails by itself (``corrupt`` in the strict
-reward's parts, ``gold_failed`` in either mode: a gold query with a syntax error, a gold command that
-times out), which is a property of the data, not of the env. Anything else is a failure: a reward
-below 1.0 or an env error, listed with the reward's parts so the cause is visible.
+A solved task scores 1.0. A corrupt one has a gold that fails by itself (outcome ``corrupt``: the env
+said ``corrupt`` or ``gold_failed``, in either reward mode: a gold query with a syntax error, a gold
+command that times out), which is a property of the data, not of the env. Anything else is a
+failure: a reward below 1.0 or an env error that persisted after the retries, listed with the
+reward's parts so the cause is visible.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from rich.console import Console
 
 from intercode_agents.runner.eval import run_eval
-from intercode_agents.trajectory import Trajectory
+from intercode_agents.trajectory import Trajectory, gold_cannot_run
 
 #: Default selection per env: its InterCode task set (for Bash the four file systems and the test split).
 GOLD_DEFAULT_TASKS: dict[str, str] = {
@@ -86,7 +87,7 @@ def classify(
 ) -> GoldReport:
     solved, failed, corrupt = [], [], []
     for traj in sorted(records, key=lambda t: _natural_key(t.task_id)):
-        if traj.reward_parts.get("corrupt") or traj.reward_parts.get("gold_failed"):
+        if traj.outcome == "corrupt" or gold_cannot_run(traj.reward_parts):
             corrupt.append(_result(traj))
         elif traj.solved:
             solved.append(_result(traj))

@@ -2,10 +2,15 @@
 
 Counting rules:
 
-- **Scored episodes** are those with outcome solved, failed or timeout. env_error and model_error
-  episodes say nothing about the agent, so they are left out of every rate's denominator
-  (success, first-pass, turn curve, mean reward, mean turns, error share) but are counted in
-  ``outcomes`` and in the token and cost totals (their tokens were paid for).
+- **Scored episodes** are those with outcome solved, failed or timeout: the denominator of every rate
+  (success, first-pass, turn curve, mean reward, mean turns, error share). An episode whose sandbox
+  the agent destroyed is failed, so it counts. **Excluded** are only the episodes that say nothing
+  about the agent, and each one is listed in ``excluded`` with its reason: ``corrupt_gold`` (the
+  task's gold cannot run; outcome corrupt, or ``corrupt``/``gold_failed`` in older records),
+  ``env_error`` and ``model_error`` (the harness's or the provider's fault, after the runner's
+  retries). ``denominator`` shows planned = scored + excluded + not run, so nothing leaves a rate
+  unseen; records the run directory ignored (duplicates, foreign records) are passed in and listed
+  in ``ignored_records``.
 - **Solved** means outcome "solved" (reward 1.0). Mean reward treats a missing reward as 0.
 - **Turns.** Every step is a turn, except a bare ``submit`` (one with no answer of its own), which
   only asks to score the last output and so shares the turn of the action before it. This puts
@@ -16,30 +21,53 @@ Counting rules:
   the InterCode paper's success-vs-turns curve. First pass = solved on turn 1; recovery = later.
 - **Error share.** Per scored episode with at least one action, errored actions / actions (submits
   are not actions), then the mean over those episodes.
-- **Cost.** A record's own ``cost_usd`` if set, else the price table's estimate; the total is None
-  when any episode's cost is unknown, and cost per solved task is that total / the solved count.
-- **Failure modes** are shares of the unsolved episodes (every outcome but solved) carrying each tag of
-  :mod:`failure_modes`; tags overlap, and ``none`` counts episodes with no tag.
+- **Tokens and cost** count every episode, excluded ones and retried attempts included (they were
+  paid for). Cost is a record's own ``cost_usd`` if set, else the price table's estimate; the total
+  is None when any attempt's cost is unknown, and cost per solved task is that total / the solved
+  count.
+- **Failure modes** are shares of the scored unsolved episodes (failed and timeout) carrying each tag
+  of :mod:`failure_modes`; tags overlap, and ``none`` counts episodes with no tag.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from intercode_agents.errors import ConfigError
 from intercode_agents.runner.failure_modes import FAILURE_TAGS, failure_tags, is_bare_submit, is_submit
 from intercode_agents.runner.pricing import PriceTable, cost_usd, load_prices
-from intercode_agents.trajectory import Outcome, Trajectory
+from intercode_agents.trajectory import (
+    RETRYABLE_OUTCOMES,
+    FailedAttempt,
+    Outcome,
+    Trajectory,
+    gold_cannot_run,
+    is_full,
+)
 
-METRICS_VERSION = 1
-OUTCOMES: tuple[Outcome, ...] = ("solved", "failed", "timeout", "env_error", "model_error")
-UNSCORED: frozenset[str] = frozenset({"env_error", "model_error"})
-FULL_REWARD = 1.0 - 1e-6  # tolerance for rewards assembled from float parts (0.33 * 3 + 0.01)
+METRICS_VERSION = 2
+OUTCOMES: tuple[Outcome, ...] = ("solved", "failed", "timeout", "env_error", "model_error", "corrupt")
+#: Why an episode is left out of the rates, with the words the summary table and the report use.
+EXCLUSION_REASONS: dict[str, str] = {
+    "corrupt_gold": "corrupt gold (the task's gold answer cannot run)",
+    "env_error": "env_error (the harness or the engine failed) after retries",
+    "model_error": "model_error (the model provider failed) after retries",
+}
+
+
+def exclusion_reason(traj: Trajectory) -> str | None:
+    """Why ``traj`` is left out of the rates (a key of ``EXCLUSION_REASONS``), or None if it is scored."""
+    if traj.outcome == "corrupt" or gold_cannot_run(traj.reward_parts):
+        return "corrupt_gold"
+    if traj.outcome in RETRYABLE_OUTCOMES:
+        return traj.outcome
+    return None
 
 
 def is_scored(traj: Trajectory) -> bool:
-    return traj.outcome not in UNSCORED
+    return exclusion_reason(traj) is None
 
 
 def turn_numbers(traj: Trajectory) -> list[int]:
@@ -64,7 +92,7 @@ def solve_turn(traj: Trajectory) -> int | None:
         return None
     numbers = turn_numbers(traj)
     for step, turn in zip(traj.steps, numbers, strict=True):
-        if step.reward is not None and step.reward >= FULL_REWARD:
+        if is_full(step.reward):
             return turn
     return max(1, numbers[-1] if numbers else 1)
 
@@ -75,18 +103,28 @@ def error_share(traj: Trajectory) -> float | None:
     return sum(s.errored for s in actions) / len(actions) if actions else None
 
 
+def _attempts(traj: Trajectory) -> list[FailedAttempt]:
+    """Every attempt at the episode, the recorded one last, with the tokens it used."""
+    return [*traj.retries, FailedAttempt.of(traj)]
+
+
 def tokens_of(traj: Trajectory) -> tuple[int, int]:
-    """(input, output) tokens: the record's totals, else the sum over its steps."""
-    return (
-        traj.input_tokens or sum(s.input_tokens for s in traj.steps),
-        traj.output_tokens or sum(s.output_tokens for s in traj.steps),
-    )
+    """(input, output) tokens of all attempts: each one's totals, else the sum over its steps."""
+    attempts = _attempts(traj)
+    return sum(a.input_tokens for a in attempts), sum(a.output_tokens for a in attempts)
 
 
 def episode_cost(traj: Trajectory, prices: PriceTable) -> float | None:
-    if traj.cost_usd is not None:
-        return traj.cost_usd
-    return cost_usd(traj.model, *tokens_of(traj), prices=prices)
+    """The cost of all attempts; None when any attempt's cost is unknown."""
+    total = 0.0
+    for attempt in _attempts(traj):
+        cost = attempt.cost_usd
+        if cost is None:
+            cost = cost_usd(traj.model, attempt.input_tokens, attempt.output_tokens, prices=prices)
+        if cost is None:
+            return None
+        total += cost
+    return total
 
 
 def _rate(count: int, total: int) -> float | None:
@@ -132,11 +170,11 @@ def _turn_curve(scored: list[Trajectory], budget: int) -> list[dict[str, Any]]:
     return curve
 
 
-def _failure_modes(trajs: list[Trajectory]) -> dict[str, Any]:
-    unsolved = [t for t in trajs if not t.solved]
+def _failure_modes(scored: list[Trajectory], tags_of: Callable[[Trajectory], list[str]]) -> dict[str, Any]:
+    unsolved = [t for t in scored if not t.solved]
     counts = Counter({tag: 0 for tag in (*FAILURE_TAGS, "none")})
     for traj in unsolved:
-        tags = failure_tags(traj)
+        tags = tags_of(traj)
         counts.update(tags or ["none"])
     return {
         "n_unsolved": len(unsolved),
@@ -157,12 +195,55 @@ def _costs(trajs: list[Trajectory], solved: int, prices: PriceTable) -> dict[str
     }
 
 
+def _excluded(trajs: list[Trajectory]) -> dict[str, Any]:
+    episodes = [
+        {
+            "task_id": t.task_id,
+            "env": t.env,
+            "epoch": t.epoch,
+            "seed": t.seed,
+            "outcome": t.outcome,
+            "reason": reason,
+            "attempts": t.attempts,
+            "error": t.error,
+        }
+        for t in trajs
+        if (reason := exclusion_reason(t)) is not None
+    ]
+    counts = Counter({reason: 0 for reason in EXCLUSION_REASONS})
+    counts.update(e["reason"] for e in episodes)
+    return {"counts": dict(counts), "episodes": episodes}
+
+
+def _denominator(n_recorded: int, n_scored: int, planned: int | None) -> dict[str, Any]:
+    return {
+        "planned": planned,
+        "recorded": n_recorded,
+        "scored": n_scored,
+        "excluded": n_recorded - n_scored,
+        "not_run": None if planned is None else max(planned - n_recorded, 0),
+    }
+
+
 def summarize(
-    trajs: list[Trajectory], *, turn_budget: int | None = None, prices: PriceTable | None = None
+    trajs: list[Trajectory],
+    *,
+    turn_budget: int | None = None,
+    prices: PriceTable | None = None,
+    planned: int | None = None,
+    ignored: list[dict[str, Any]] | None = None,
+    tags_of: Callable[[Trajectory], list[str]] = failure_tags,
 ) -> dict[str, Any]:
-    """Metrics of a run (JSON-safe; written as ``summary.json``). See the module docstring for the rules."""
+    """Metrics of a run (JSON-safe; written as ``summary.json``). See the module docstring for the rules.
+
+    ``planned`` is the number of episodes the run set out to play (tasks x epochs), ``ignored`` the
+    records its directory held but did not count (each a dict with ``line``, ``task_id`` and ``why``).
+    ``tags_of`` gives an episode's failure tags (a caller that already has them passes a lookup).
+    """
     if turn_budget is not None and (isinstance(turn_budget, bool) or turn_budget < 1):
         raise ConfigError(f"turn_budget must be a positive number of turns, got {turn_budget!r}")
+    if planned is not None and (isinstance(planned, bool) or planned < 0):
+        raise ConfigError(f"planned must be a number of episodes, got {planned!r}")
     prices = prices or load_prices()
     scored = [t for t in trajs if is_scored(t)]
     solve_turns = [turn for t in scored if (turn := solve_turn(t)) is not None]
@@ -182,6 +263,13 @@ def summarize(
         "models": sorted({t.model for t in trajs}),
         "reward_modes": sorted({t.reward_mode for t in trajs}),
         "outcomes": dict(outcomes),
+        "denominator": _denominator(len(trajs), headline["scored"], planned),
+        "excluded": _excluded(trajs),
+        "ignored_records": list(ignored or []),
+        "retried": {
+            "episodes": sum(t.attempts > 1 for t in trajs),
+            "failed_attempts": sum(len(t.retries) for t in trajs),
+        },
         "n_scored": headline["scored"],
         "n_solved": headline["solved"],
         "success_rate": headline["success_rate"],
@@ -202,5 +290,5 @@ def summarize(
         "cost": _costs(trajs, headline["solved"], prices),
         "by_env": _breakdown(trajs, lambda t: t.env),
         "by_group": _by_group(trajs),
-        "failure_modes": _failure_modes(trajs),
+        "failure_modes": _failure_modes(scored, tags_of),
     }

@@ -1,4 +1,5 @@
-"""The live progress bar of a run: done/total, success so far, episodes per minute, ETA, errors."""
+"""The live progress bar of a run: done/total, success so far (over the scored episodes), episodes per
+minute, ETA, and the excluded ones (env or model errors after retries, corrupt golds)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,8 @@ from types import TracebackType
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from intercode_agents.runner.metrics import is_scored
 from intercode_agents.trajectory import Trajectory
-
-UNSCORED = ("env_error", "model_error")
 
 
 class RunProgress:
@@ -28,9 +28,9 @@ class RunProgress:
         previous = previous or []
         self.total = total
         self.done = len(previous)
-        self.scored = sum(t.outcome not in UNSCORED for t in previous)
-        self.solved = sum(t.solved for t in previous)
-        self.errors = sum(t.outcome in UNSCORED for t in previous)
+        self.scored = sum(is_scored(t) for t in previous)
+        self.solved = sum(t.solved for t in previous if is_scored(t))
+        self.excluded = len(previous) - self.scored
         self.new = 0
         self.started = time.perf_counter()
         self._progress = (
@@ -55,9 +55,10 @@ class RunProgress:
 
     def stats(self) -> str:
         rate = f"{100 * self.solved / self.scored:.0f}%" if self.scored else "–"
-        color = "red" if self.errors else "green"
+        color = "red" if self.excluded else "green"
         return (
-            f"solved {self.solved} ({rate})  {self.per_minute():.1f} ep/min  [{color}]errors {self.errors}[/]"
+            f"solved {self.solved} ({rate})  {self.per_minute():.1f} ep/min  "
+            f"[{color}]excluded {self.excluded}[/]"
         )
 
     def per_minute(self) -> float:
@@ -67,11 +68,11 @@ class RunProgress:
     def advance(self, traj: Trajectory) -> None:
         self.done += 1
         self.new += 1
-        if traj.outcome in UNSCORED:
-            self.errors += 1
-        else:
+        if is_scored(traj):
             self.scored += 1
             self.solved += traj.solved
+        else:
+            self.excluded += 1
         if self._progress is not None and self._task is not None:
             self._progress.update(self._task, completed=self.done, stats=self.stats())
 

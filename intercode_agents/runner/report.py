@@ -4,10 +4,13 @@ The HTML has no scripts and no external URLs: charts are inline SVG drawn here. 
 are compared side by side, one line or bar per run, labelled by strategy and model. Everything taken
 from the records is HTML-escaped (and Markdown-escaped in the summary).
 
-Reading a run directory: ``trajectories.jsonl`` (blank lines ignored; lines that are not a valid
-record are skipped and counted; a later record for the same env, task and seed replaces an earlier
-one, as a resumed run may retry a task) and ``summary.json`` when it matches the records (same
-metrics version and episode count), else the summary is recomputed with :func:`metrics.summarize`.
+Reading a run directory: ``trajectories.jsonl`` against the plan of its ``run.json`` by the rules of
+:mod:`.run_records`, exactly as a resume counts them (lines that are no record, duplicates and
+foreign records are listed and not counted; a retry of a recorded error replaces it). The metrics
+are always computed from those records (:func:`metrics.summarize`, with the run's turn budget and
+planned episode count), never taken from ``summary.json``, so an edited or stale summary cannot
+change a report. Every report shows each rate's denominator, every excluded episode with its reason
+and every record that was not counted.
 
 Command line: ``python -m intercode_agents.runner.report RUN_DIR... [-o OUT]``.
 """
@@ -16,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import html
-import json
 import math
 import re
 import time
@@ -26,15 +28,19 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from pydantic import ValidationError
-
 from intercode_agents.errors import ConfigError
 from intercode_agents.runner.failure_modes import FAILURE_TAGS, failure_tags
-from intercode_agents.runner.metrics import METRICS_VERSION, summarize, turns_used
+from intercode_agents.runner.metrics import EXCLUSION_REASONS, exclusion_reason, summarize, turns_used
+from intercode_agents.runner.run_dir import RUN_JSON, TRAJECTORIES, read_run_settings
+from intercode_agents.runner.run_records import IgnoredRecord, RunPlan, read_run_records
+from intercode_agents.runner.summary_text import (
+    denominator_text,
+    episode_name,
+    excluded_by_reason,
+    ignored_where,
+)
 from intercode_agents.trajectory import Trajectory
 
-TRAJECTORIES = "trajectories.jsonl"
-SUMMARY = "summary.json"
 TEMPLATE = Path(__file__).with_name("report_template.html")
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 CHART_WIDTH = 760
@@ -42,7 +48,7 @@ GROUP_ORDER = ("env", "fs", "hardness", "db", "tag")  # the paper's groups first
 HARDNESS_ORDER = ("easy", "medium", "hard", "extra")  # Spider's levels
 OPEN_TASK_TABLE_UP_TO = 100  # rows; longer per-task tables start collapsed
 
-TaskKey = tuple[str, str, int | None]  # env, task id, seed
+TaskKey = tuple[str, str, int]  # env, task id, epoch
 
 
 @dataclass
@@ -51,10 +57,10 @@ class Run:
 
     directory: Path
     trajectories: dict[TaskKey, Trajectory]
-    corrupt_lines: int
-    replaced_records: int
+    ignored: list[IgnoredRecord]
+    superseded: int  # recorded errors that a retry replaced
     summary: dict[str, Any]
-    summary_source: str
+    plan_note: str  # where the plan came from
     label: str = ""
     color: str = PALETTE[0]
     tags: dict[TaskKey, list[str]] = field(default_factory=dict)
@@ -64,37 +70,10 @@ def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def read_trajectories(path: Path) -> tuple[list[Trajectory], int]:
-    """The valid records of a ``trajectories.jsonl`` file and the number of corrupt lines skipped."""
-    records: list[Trajectory] = []
-    corrupt = 0
-    with path.open(encoding="utf-8", errors="replace") as lines:
-        for line in lines:
-            if not line.strip():
-                continue
-            try:
-                records.append(Trajectory.model_validate_json(line))
-            except ValidationError:  # bad JSON is reported as a ValidationError too
-                corrupt += 1
-    return records, corrupt
-
-
-def _read_summary(directory: Path, n_records: int) -> tuple[dict[str, Any] | None, str]:
-    path = directory / SUMMARY
-    if not path.is_file():
-        return None, f"recomputed (no {SUMMARY})"
-    try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return None, f"recomputed ({SUMMARY} unreadable: {exc.__class__.__name__})"
-    if not isinstance(summary, dict) or summary.get("metrics_version") != METRICS_VERSION:
-        return None, f"recomputed ({SUMMARY} has another metrics version)"
-    if summary.get("n_episodes") != n_records:
-        return (
-            None,
-            f"recomputed ({SUMMARY} counts {summary.get('n_episodes')} episodes, records {n_records})",
-        )
-    return summary, SUMMARY
+def _turn_budget(settings: dict[str, Any]) -> int | None:
+    if "turn_budget" in settings:
+        return settings["turn_budget"]
+    return None if settings.get("model") == "gold" else settings.get("turns")  # runs before turn_budget
 
 
 def load_run(directory: Path) -> Run:
@@ -104,16 +83,25 @@ def load_run(directory: Path) -> Run:
     path = directory / TRAJECTORIES
     if not path.is_file():
         raise ConfigError(f"{directory} has no {TRAJECTORIES}: is it a run directory?")
-    records, corrupt = read_trajectories(path)
-    latest: dict[TaskKey, Trajectory] = {}
-    for record in records:
-        latest[(record.env, record.task_id, record.seed)] = record
-    trajs = list(latest.values())
-    summary, source = _read_summary(directory, len(trajs))
-    if summary is None:
-        summary = summarize(trajs)
-    tags = {key: failure_tags(traj) for key, traj in latest.items()}
-    return Run(directory, latest, corrupt, len(records) - len(latest), summary, source, tags=tags)
+    settings: dict[str, Any] = {}
+    plan = None
+    note = f"no {RUN_JSON}: foreign records cannot be told apart"
+    if (directory / RUN_JSON).is_file():
+        settings = read_run_settings(directory)
+        plan = RunPlan.from_settings(settings)
+        note = RUN_JSON
+    read = read_run_records(path, plan, bad_lines="ignore")
+    trajs = read.records
+    latest = {(t.env, t.task_id, t.epoch): t for t in trajs}
+    tags = {key: failure_tags(traj) for key, traj in latest.items() if exclusion_reason(traj) is None}
+    summary = summarize(
+        trajs,
+        turn_budget=_turn_budget(settings),
+        planned=plan.size if plan is not None else None,
+        ignored=read.ignored_json(),
+        tags_of=lambda t: tags[(t.env, t.task_id, t.epoch)],
+    )
+    return Run(directory, latest, read.ignored, len(read.superseded), summary, note, tags=tags)
 
 
 def _label_runs(runs: list[Run]) -> None:
@@ -160,20 +148,22 @@ def _short(text: str, limit: int = 26) -> str:
 def _headline_rows(run: Run) -> list[tuple[str, str]]:
     s = run.summary
     outcomes, tokens, cost = s["outcomes"], s["tokens"], s["cost"]
+    excluded = s["excluded"]["counts"]
     return [
-        ("Episodes", _num(s["n_episodes"])),
-        ("Scored (without env/model errors)", _num(s["n_scored"])),
+        ("Episodes", denominator_text(s)),
+        ("Scored (the denominator of every rate)", _num(s["n_scored"])),
+        *(
+            (f"Excluded: {words}", _num(excluded.get(reason, 0)))
+            for reason, words in EXCLUSION_REASONS.items()
+        ),
         ("Solved", _num(s["n_solved"])),
-        ("Success rate", _pct(s["success_rate"])),
+        ("Success rate", f"{_pct(s['success_rate'])} ({s['n_solved']} of {s['n_scored']} scored)"),
         ("Mean reward", _num(s["mean_reward"], 3)),
         ("First pass (solved on turn 1)", _pct(s["first_pass"]["rate"])),
         ("Recovery (solved on a later turn)", _pct(s["recovery"]["rate"])),
         ("Mean turns", _num(s["mean_turns"])),
         ("Error % (actions that failed to run)", _pct(s["error_rate"])),
-        *(
-            (f"Outcome {name}", _num(outcomes.get(name, 0)))
-            for name in ("failed", "timeout", "env_error", "model_error")
-        ),
+        *((f"Outcome {name}", _num(outcomes.get(name, 0))) for name in ("failed", "timeout")),
         ("Tokens in / out", f"{_num(tokens['input'])} / {_num(tokens['output'])}"),
         (
             "Tokens per episode in / out",
@@ -181,8 +171,12 @@ def _headline_rows(run: Run) -> list[tuple[str, str]]:
         ),
         ("Cost (USD, prices as of " + str(cost.get("prices_as_of")) + ")", _usd(cost["total_usd"])),
         ("Cost per solved task", _usd(cost["per_solved_usd"])),
-        ("Corrupt lines skipped", _num(run.corrupt_lines)),
-        ("Records replaced by a later retry", _num(run.replaced_records)),
+        (
+            "Retried (env/model errors)",
+            f"{s['retried']['episodes']} episodes, {s['retried']['failed_attempts']} failed attempts",
+        ),
+        ("Recorded errors replaced by a retry", _num(run.superseded)),
+        ("Records not counted (see below)", _num(len(run.ignored))),
     ]
 
 
@@ -393,21 +387,61 @@ def _html_table(header: list[str], rows: list[list[str]], numeric: range | None 
 def _task_cell(traj: Trajectory | None, tags: list[str]) -> str:
     if traj is None:
         return '<td class="absent">—</td>'
-    css = "solved" if traj.solved else "error" if traj.outcome in ("env_error", "model_error") else "failed"
+    excluded = exclusion_reason(traj)
+    css = "solved" if traj.solved else "error" if excluded else "failed"
     reward = "n/a" if traj.reward is None else f"{traj.reward:.2f}"
-    tag_text = f'<div class="tags">{_e(", ".join(tags))}</div>' if tags else ""
+    notes = ["excluded: " + excluded.replace("_", " ")] if excluded else tags
+    tag_text = f'<div class="tags">{_e(", ".join(notes))}</div>' if notes else ""
     turns = _plural(turns_used(traj), "turn")
     return f'<td class="{css}">{_e(traj.outcome)} · reward {reward} · {turns}{tag_text}</td>'
 
 
+def _excluded_rows(runs: list[Run]) -> list[list[str]]:
+    """Every excluded episode of every run: run, episode, reason, attempts, error."""
+    return [
+        [run.label, episode_name(e), words, str(e["attempts"]), e["error"] or ""]
+        for run in runs
+        for words, entries in excluded_by_reason(run.summary)
+        for e in entries
+    ]
+
+
+def _ignored_rows(runs: list[Run]) -> list[list[str]]:
+    """Every record a run directory holds but does not count: run, where, why."""
+    return [[run.label, ignored_where(r), r["why"]] for run in runs for r in run.summary["ignored_records"]]
+
+
+def _runs_rows(runs: list[Run]) -> list[list[str]]:
+    return [
+        [
+            run.label,
+            str(run.directory),
+            ", ".join(run.summary["envs"]),
+            ", ".join(run.summary["reward_modes"]),
+            denominator_text(run.summary),
+            str(len(run.ignored)),
+            run.plan_note,
+        ]
+        for run in runs
+    ]
+
+
+RUNS_HEADER = ["Run", "Directory", "Envs", "Reward mode", "Episodes", "Records not counted", "Plan from"]
+EXCLUDED_HEADER = ["Run", "Episode", "Why it is excluded", "Attempts", "Error"]
+IGNORED_HEADER = ["Run", "Record", "Why it is not counted"]
+DENOMINATOR_NOTE = (
+    "Rates are over the scored episodes (solved, failed, timeout); an episode whose sandbox the agent "
+    "destroyed is failed. Excluded are only corrupt golds and env or model errors that persisted after "
+    "the retries, each listed below. A bare submit does not count as a turn of its own."
+)
+
+
 def _task_table(runs: list[Run]) -> str:
-    keys = sorted(
-        {k for run in runs for k in run.trajectories}, key=lambda k: (k[0], _natural(k[1]), k[2] or 0)
-    )
+    keys = sorted({k for run in runs for k in run.trajectories}, key=lambda k: (k[0], _natural(k[1]), k[2]))
     rows = []
     for key in keys:
         first = next(run.trajectories[key] for run in runs if key in run.trajectories)
-        name = key[1] + ("" if key[2] is None else f" (seed {key[2]})")
+        name = episode_name({"task_id": key[1], "epoch": key[2]})
         groups = ", ".join(f"{k}={v}" for k, v in sorted(first.group.items()))
         cells = "".join(_task_cell(run.trajectories.get(key), run.tags.get(key, [])) for run in runs)
         rows.append(f"<tr><td>{_e(name)}</td><td>{_e(key[0])}</td><td>{_e(groups)}</td>{cells}</tr>")
@@ -422,32 +456,27 @@ def _task_table(runs: list[Run]) -> str:
 def _html_body(runs: list[Run]) -> str:
     legend = _legend(runs)
     parts = ["<h2>Runs</h2>"]
-    parts.append(
-        _html_table(
-            ["Run", "Directory", "Envs", "Reward mode", "Episodes", "Corrupt lines", "Summary"],
-            [
-                [
-                    f'<span style="color:{run.color}">■</span> {_e(run.label)}',
-                    _e(run.directory),
-                    _e(", ".join(run.summary["envs"])),
-                    _e(", ".join(run.summary["reward_modes"])),
-                    _num(run.summary["n_episodes"]),
-                    _num(run.corrupt_lines),
-                    _e(run.summary_source),
-                ]
-                for run in runs
-            ],
-            numeric=range(4, 6),
-        )
-    )
+    run_rows = [[_e(cell) for cell in row] for row in _runs_rows(runs)]
+    for run, row in zip(runs, run_rows, strict=True):
+        row[0] = f'<span style="color:{run.color}">■</span> {row[0]}'
+    parts.append(_html_table(RUNS_HEADER, run_rows, numeric=range(5, 6)))
     parts.append("<h2>Headline</h2>")
     columns = [_headline_rows(run) for run in runs]
     rows = [[_e(name), *(_e(col[i][1]) for col in columns)] for i, (name, _) in enumerate(columns[0])]
     parts.append(_html_table(["Metric", *(run.label for run in runs)], rows))
-    parts.append(
-        '<p class="note">Rates are over scored episodes (env_error and model_error excluded). '
-        "A bare submit does not count as a turn of its own.</p>"
-    )
+    parts.append(f'<p class="note">{_e(DENOMINATOR_NOTE)}</p>')
+    excluded = _excluded_rows(runs)
+    parts.append(f'<h2 id="excluded">Excluded episodes ({len(excluded)})</h2>')
+    if excluded:
+        parts.append(_html_table(EXCLUDED_HEADER, [[_e(c) for c in r] for r in excluded], range(3, 4)))
+    else:
+        parts.append('<p class="note">None: every recorded episode is scored.</p>')
+    ignored = _ignored_rows(runs)
+    parts.append(f'<h2 id="not-counted">Records not counted ({len(ignored)})</h2>')
+    if ignored:
+        parts.append(_html_table(IGNORED_HEADER, [[_e(c) for c in r] for r in ignored], range(0)))
+    else:
+        parts.append('<p class="note">None: no duplicate, foreign or unreadable record.</p>')
     parts += ['<h2 id="turn-curve">Success rate vs turn budget</h2>', legend]
     parts.append(_line_chart(runs, _curves(runs), "success rate vs turn budget"))
     parts.append('<h2 id="groups">Success by group</h2>')
@@ -457,7 +486,7 @@ def _html_body(runs: list[Run]) -> str:
     for key, table in groups.items():
         parts += [f"<h3>{_e(key)}</h3>", legend]
         parts.append(_bar_chart(list(table), runs, _transpose(table), f"success rate by {key}"))
-    parts += ['<h2 id="failure-modes">Failure modes (share of unsolved episodes)</h2>', legend]
+    parts += ['<h2 id="failure-modes">Failure modes (share of scored unsolved episodes)</h2>', legend]
     failures = _failure_table(runs)
     parts.append(_bar_chart(list(failures), runs, _transpose(failures), "failure-mode shares"))
     unsolved = ", ".join(f"{_e(r.label)}: {r.summary['failure_modes']['n_unsolved']}" for r in runs)
@@ -490,23 +519,19 @@ def _share_rows(table: dict[str, list[float | None]], fmt: Callable[[float | Non
 def _markdown(runs: list[Run], generated: str) -> str:
     labels = [run.label for run in runs]
     lines = ["# intercode-agents report", "", generated, "", "## Runs", ""]
-    run_rows = [
-        [
-            r.label,
-            str(r.directory),
-            ", ".join(r.summary["envs"]),
-            str(r.summary["n_episodes"]),
-            str(r.corrupt_lines),
-            r.summary_source,
-        ]
-        for r in runs
-    ]
-    lines += _md_table(["Run", "Directory", "Envs", "Episodes", "Corrupt lines", "Summary"], run_rows)
+    lines += _md_table(RUNS_HEADER, _runs_rows(runs))
     lines += ["## Headline", ""]
     columns = [_headline_rows(run) for run in runs]
     lines += _md_table(
         ["Metric", *labels], [[n, *(c[i][1] for c in columns)] for i, (n, _) in enumerate(columns[0])]
     )
+    lines += [_md(DENOMINATOR_NOTE), ""]
+    excluded = _excluded_rows(runs)
+    lines += [f"## Excluded episodes ({len(excluded)})", ""]
+    lines += _md_table(EXCLUDED_HEADER, excluded) if excluded else ["None.", ""]
+    ignored = _ignored_rows(runs)
+    lines += [f"## Records not counted ({len(ignored)})", ""]
+    lines += _md_table(IGNORED_HEADER, ignored) if ignored else ["None.", ""]
     lines += ["## Success rate vs turn budget", ""]
     curves = _curves(runs)
     budget = max(len(c) for c in curves)
@@ -517,7 +542,7 @@ def _markdown(runs: list[Run], generated: str) -> str:
     for key, table in _group_tables(runs).items():
         lines += [f"## Success by {_md(key)}", ""]
         lines += _md_table([key, *labels], _share_rows(table, _pct))
-    lines += ["## Failure modes (share of unsolved episodes; tags overlap)", ""]
+    lines += ["## Failure modes (share of scored unsolved episodes; tags overlap)", ""]
     lines += _md_table(["Tag", *labels], _share_rows(_failure_table(runs), _pct))
     lines += ["## Turns used (share of scored episodes)", ""]
     lines += _md_table(["Turns", *labels], _share_rows(_turn_histograms(runs), _pct))

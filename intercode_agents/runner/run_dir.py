@@ -1,5 +1,6 @@
 """A run directory: ``run.json`` (the settings), ``trajectories.jsonl`` (one record per finished
-episode) and ``summary.json`` (the metrics, written at the end).
+episode), ``summary.json`` (the metrics, written at the end) and ``run.lock`` (held by the one process
+writing it: :mod:`.run_lock`). Which records count is decided by :mod:`.run_records`.
 
 Records are appended one at a time, flushed and fsynced, so a crash loses only the episodes that were
 still running. Reading tolerates a torn last line (a write cut short by a crash) and cuts it off before
@@ -24,41 +25,50 @@ SUMMARY = "summary.json"
 
 #: Settings that decide what a run's records mean; a resume must match them exactly.
 IDENTITY_KEYS = ("env", "tasks", "limit", "task_ids", "strategy", "strategy_settings", "model")
-IDENTITY_KEYS += ("model_settings", "turns", "reward", "seed")
+IDENTITY_KEYS += ("model_settings", "turns", "reward", "seed", "epochs")
+#: Identity settings added after the first release, as runs that predate them were made.
+IDENTITY_DEFAULTS: dict[str, Any] = {"epochs": 1}
 
 
-def record_key(traj: Trajectory) -> tuple[str, int | None]:
-    """Records of one run are unique by task and seed."""
-    return traj.task_id, traj.seed
+TORN_LINE = "the torn end of a write cut short by a crash (a resume plays that episode again)"
 
 
-def read_records(path: Path) -> tuple[list[Trajectory], int]:
-    """The records of ``path`` and the byte length of its valid part (a torn last line is left out).
-
-    A corrupt line that is not the last one is not a crash artefact: it raises ConfigError.
-    """
-    if not path.is_file():
-        return [], 0
-    data = path.read_bytes()
-    records: list[Trajectory] = []
+def parse_lines(data: bytes) -> tuple[list[tuple[int, Trajectory | str]], int]:
+    """Each non-blank line of a records file as (line number, record or why it is not one), and the byte
+    length of the valid part. A torn last line (a write cut short by a crash) comes last, as
+    ``TORN_LINE``, and is not part of the valid length."""
+    parsed: list[tuple[int, Trajectory | str]] = []
     offset = 0
     lines = data.split(b"\n")
     for number, line in enumerate(lines, start=1):
         is_last = number == len(lines)
-        if not line.strip():
-            offset += len(line) + (0 if is_last else 1)
-            continue
-        try:
-            records.append(Trajectory.model_validate_json(line))
-        except ValidationError as exc:
-            if is_last or all(not rest.strip() for rest in lines[number:]):
-                break  # the torn tail of a crash: that episode runs again
-            raise ConfigError(
-                f"{path} line {number} is not a trajectory record ({exc.errors()[0]['msg']}); "
-                "fix or remove that line, then resume"
-            ) from None
+        if line.strip():
+            try:
+                parsed.append((number, Trajectory.model_validate_json(line)))
+            except ValidationError as exc:
+                if is_last or all(not rest.strip() for rest in lines[number:]):
+                    parsed.append((number, TORN_LINE))
+                    break
+                parsed.append((number, f"not a trajectory record ({exc.errors()[0]['msg']})"))
         offset += len(line) + (0 if is_last else 1)
-    return records, offset
+    return parsed, offset
+
+
+def read_records(path: Path) -> tuple[list[Trajectory], int]:
+    """The records of ``path`` in file order and the byte length of its valid part (a torn last line
+    is left out). A corrupt line that is not the last one is not a crash artefact: it raises ConfigError.
+    """
+    if not path.is_file():
+        return [], 0
+    parsed, valid_length = parse_lines(path.read_bytes())
+    records: list[Trajectory] = []
+    for number, item in parsed:
+        if item == TORN_LINE:
+            break
+        if isinstance(item, str):
+            raise ConfigError(f"{path} line {number} is {item}; fix or remove that line, then resume")
+        records.append(item)
+    return records, valid_length
 
 
 class RecordWriter:
@@ -121,8 +131,12 @@ def settings_mismatch(saved: dict[str, Any], current: dict[str, Any]) -> list[st
     for key in IDENTITY_KEYS:
         if key == "task_ids":
             continue  # reported separately: the list is long
-        if saved.get(key) != normal.get(key):
-            problems.append(f"{key}: {saved.get(key)!r} -> {normal.get(key)!r}")
+        before, after = (
+            saved.get(key, IDENTITY_DEFAULTS.get(key)),
+            normal.get(key, IDENTITY_DEFAULTS.get(key)),
+        )
+        if before != after:
+            problems.append(f"{key}: {before!r} -> {after!r}")
     if saved.get("task_ids") != normal.get("task_ids"):
         before, after = set(saved.get("task_ids") or []), set(normal.get("task_ids") or [])
         problems.append(

@@ -10,6 +10,12 @@ from rich.text import Text
 
 from intercode_agents.runner.gold import GoldReport, GoldResult
 from intercode_agents.runner.replay import ReplayReport
+from intercode_agents.runner.summary_text import (
+    denominator_text,
+    excluded_by_reason,
+    excluded_names,
+    ignored_text,
+)
 
 PARTS_SHOWN = 6  # reward parts per failed task in the gold table
 
@@ -22,18 +28,38 @@ def _num(value: float | None, digits: int = 2) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
+def _excluded_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    return [
+        (f"excluded: {words}", f"{len(entries)}: {excluded_names(entries)}")
+        for words, entries in excluded_by_reason(summary)
+    ]
+
+
+def _ignored_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    ignored = summary.get("ignored_records") or []
+    if not ignored:
+        return []
+    return [("records not counted", f"{len(ignored)}: " + "; ".join(ignored_text(r) for r in ignored))]
+
+
 def summary_table(summary: dict[str, Any], *, wall_s: float | None = None, new: int | None = None) -> Table:
-    """The headline metrics of ``summary.json`` as a two-column table."""
+    """The headline metrics of ``summary.json`` as a two-column table, with the success rate's
+    denominator and every episode left out of it."""
     outcomes = summary["outcomes"]
     tokens, cost = summary["tokens"], summary["cost"]
     table = Table(title="Run summary", show_header=False, title_justify="left")
-    table.add_column(style="bold")
-    table.add_column(justify="right")
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    retried = summary["retried"]
     rows = [
-        ("episodes", str(summary["n_episodes"])),
-        ("scored (no env/model error)", str(summary["n_scored"])),
+        ("episodes", denominator_text(summary)),
         ("solved", str(summary["n_solved"])),
-        ("success rate", _pct(summary["success_rate"])),
+        (
+            "success rate",
+            f"{_pct(summary['success_rate'])} ({summary['n_solved']} of {summary['n_scored']} scored)",
+        ),
+        *_excluded_rows(summary),
+        *_ignored_rows(summary),
         ("mean reward", _num(summary["mean_reward"], 3)),
         (
             "first pass / recovery",
@@ -42,6 +68,10 @@ def summary_table(summary: dict[str, Any], *, wall_s: float | None = None, new: 
         ("mean turns (budget)", f"{_num(summary['mean_turns'])} ({summary['turn_budget']})"),
         ("errored actions", _pct(summary["error_rate"])),
         ("outcomes", ", ".join(f"{k} {v}" for k, v in outcomes.items() if v) or "none"),
+        (
+            "retried (env/model errors)",
+            f"{retried['episodes']} episodes, {retried['failed_attempts']} failed attempts",
+        ),
         ("tokens in / out", f"{tokens['input']:,} / {tokens['output']:,}"),
         ("cost (USD)", "unknown" if cost["total_usd"] is None else f"{cost['total_usd']:.4f}"),
     ]

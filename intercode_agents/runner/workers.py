@@ -1,7 +1,9 @@
 """The concurrent core of a run: K workers, each owning one env, share a queue of episodes.
 
 Every worker plays its episodes one after the other on its own env; the envs of one event loop share
-the warm sandbox pools. A finished trajectory goes to ``on_done`` at once (the runner appends it to
+the warm sandbox pools. An episode that ends in an env or model error is played again on the same
+worker within the bounds of a :class:`~intercode_agents.runner.retries.RetryPolicy`, and only its last
+attempt is handed over. A finished trajectory goes to ``on_done`` at once (the runner appends it to
 the records). Cancelling the run (Ctrl-C) cancels the episodes in flight and closes every env, which
 removes their containers; finished episodes were already handed over.
 """
@@ -17,13 +19,18 @@ from intercode_agents.datasets import Task
 from intercode_agents.envs import Env, make_env
 from intercode_agents.errors import IntercodeError
 from intercode_agents.runner.players import Player
-from intercode_agents.trajectory import Trajectory
+from intercode_agents.runner.retries import NO_RETRIES, RetryPolicy, play_with_retries
+from intercode_agents.trajectory import FailedAttempt, Trajectory
 
 
 @dataclass(frozen=True)
 class Episode:
+    """One episode of a run: a task's ``epoch``-th sample, and the failed attempts recorded before."""
+
     task: Task
     seed: int | None = None
+    epoch: int = 1
+    earlier: tuple[FailedAttempt, ...] = ()
 
 
 async def run_episodes(
@@ -36,6 +43,7 @@ async def run_episodes(
     image_ids: dict[str, str] | None = None,
     on_done: Callable[[Trajectory], None] | None = None,
     envs: Sequence[Env] | None = None,
+    retry: RetryPolicy = NO_RETRIES,
 ) -> list[Trajectory]:
     """Play ``episodes`` with at most ``concurrency`` at a time; return the trajectories in finish order.
 
@@ -50,7 +58,10 @@ async def run_episodes(
     async def play_all(env: Env) -> None:
         while not queue.empty():
             episode = queue.get_nowait()
-            traj = await player.play(env, episode.task, episode.seed)
+            traj = await play_with_retries(
+                lambda e=episode: player.play(env, e.task, e.seed), retry, episode.earlier
+            )
+            traj.epoch = episode.epoch
             if image_ids and episode.task.image in image_ids:
                 traj.image_id = image_ids[episode.task.image]
             finished.append(traj)

@@ -6,9 +6,16 @@ another strategy's through ``prompt_set``), optionally extends the config model,
 until the episode is submitted or the turns run out. :meth:`Strategy.run` does the rest: reset, prompt
 loading, a forced submit when ``solve`` returns without one, the episode deadline, and the outcome:
 
-- ``solved`` when the final reward is 1.0, ``failed`` otherwise;
-- ``env_error`` when the env raises (the message is in ``error``), ``model_error`` when the model
-  keeps failing, ``timeout`` when ``episode_timeout_s`` passes.
+- after a submit, from the reward and its parts (:meth:`Trajectory.settle
+  <intercode_agents.trajectory.Trajectory.settle>`): ``solved`` when the reward is 1.0, ``corrupt``
+  when the task's gold cannot run, ``failed`` otherwise, and always ``failed`` when the agent
+  destroyed its own sandbox (the env reports ``sandbox_lost`` instead of raising);
+- ``env_error`` when the env raises (the harness or the engine failed; the message is in ``error``),
+  ``model_error`` when the model provider keeps failing, ``timeout`` when ``episode_timeout_s``
+  passes. A model whose context window the episode filled is the agent's limit, not a provider
+  failure: the episode is submitted as it stands (``context["context_exhausted"]`` is set).
+
+The runner retries env and model errors (see :mod:`intercode_agents.runner.retries`).
 
 Example::
 
@@ -29,7 +36,7 @@ from langchain_core.language_models import BaseChatModel
 from intercode_agents.envs.base import Env
 from intercode_agents.errors import ConfigError, UnknownTask
 from intercode_agents.strategies.config import StrategyConfig, build_config
-from intercode_agents.strategies.episode import EnvFailure, EpisodeRun, is_full
+from intercode_agents.strategies.episode import ContextExhausted, EnvFailure, EpisodeRun
 from intercode_agents.strategies.model_calls import (
     ModelCallFailed,
     model_label,
@@ -110,7 +117,7 @@ class Strategy(ABC):
         except EnvFailure as exc:
             trajectory.outcome, trajectory.error = "env_error", str(exc)
         else:
-            trajectory.outcome = "solved" if is_full(trajectory.reward) else "failed"
+            trajectory.settle()
         trajectory.duration_s = time.perf_counter() - clock
         return trajectory
 
@@ -135,6 +142,11 @@ class Strategy(ABC):
         run = EpisodeRun(
             env=env, model=model, config=self.config, prompts=self.prompts, trajectory=trajectory, query=query
         )
-        await self.solve(run)
+        thought = None
+        try:
+            await self.solve(run)
+        except ContextExhausted as exc:
+            trajectory.context["context_exhausted"] = True
+            thought = f"the model's context window is full ({exc}): the episode is submitted as it stands"
         if not env.done:
-            await run.submit(forced=True)
+            await run.submit(forced=True, thought=thought)

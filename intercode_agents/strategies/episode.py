@@ -4,7 +4,9 @@ An :class:`EpisodeRun` wraps an env that was just reset, the chat model and the 
 asks the model (with retries and token accounting), parses replies, runs actions, scores and submits,
 and records every turn as a :class:`~intercode_agents.trajectory.Step`. Env failures surface as
 :class:`EnvFailure` and model failures as :class:`~intercode_agents.strategies.model_calls.ModelCallFailed`,
-which the strategy base class turns into the trajectory's outcome.
+which the strategy base class turns into the trajectory's outcome. A model whose context window the
+episode has filled raises :class:`ContextExhausted` instead: that is a limit of the agent under test,
+not a provider failure, so the episode is submitted as it stands and scored.
 """
 
 from __future__ import annotations
@@ -21,22 +23,49 @@ from langchain_core.prompts import PromptTemplate
 from intercode_agents.envs.base import Env
 from intercode_agents.errors import IntercodeError
 from intercode_agents.strategies.config import StrategyConfig
-from intercode_agents.strategies.model_calls import ModelReply, call_model
+from intercode_agents.strategies.model_calls import ModelCallFailed, ModelReply, call_model, is_transient
 from intercode_agents.strategies.parsing import InvalidReply, ParsedAction, ParseResult, parse_reply
 from intercode_agents.strategies.prompts import PromptSet
 from intercode_agents.tools.env_tools import TURN_LIMIT_NOTE, tool_language
 from intercode_agents.tools.observation import model_view
 from intercode_agents.trajectory import Step, Trajectory
+from intercode_agents.trajectory import is_full as is_full  # strategies import it from here
 
-FULL_REWARD = 1.0 - 1e-6  # rewards assembled from float parts (0.33 * 3 + 0.01) may miss 1.0 by a hair
 _DEF = re.compile(r"^def\s+([A-Za-z_]\w*)\s*\(", re.MULTILINE)
 _FLAGS = (re.compile(r"picoCTF\{[^{}\s]+\}"), re.compile(r"[A-Za-z0-9_]+\{[^{}\s]+\}"))
 FORCED_SUBMIT = "the turn budget is spent: the episode is submitted as it stands"
+# What providers and llama.cpp say when a prompt no longer fits the model's context window.
+_CONTEXT_FULL = re.compile(
+    r"context[ _](?:length|size|window)|maximum context|context_length_exceeded|prompt is too long"
+    r"|too many (?:input )?tokens|exceeds? the (?:available |maximum )?context",
+    re.IGNORECASE,
+)
 T = TypeVar("T")
 
 
 class EnvFailure(IntercodeError):
     """The environment raised while a strategy drove it (reset, step, evaluate or submit)."""
+
+
+class ContextExhausted(IntercodeError):
+    """The episode's prompt no longer fits the model's context window (the agent's own limit)."""
+
+
+def context_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception it came from) says the prompt exceeds the context window.
+
+    A transient error (a rate limit, say, which may speak of tokens too) is the provider's, never this.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if is_transient(current):
+            return False
+        if _CONTEXT_FULL.search(str(current)) or "ContextWindowExceeded" in type(current).__name__:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 @dataclass(frozen=True)
@@ -55,10 +84,6 @@ def _fill(text: str, values: dict[str, Any]) -> str:
     """Fill a per-env text; they are templates too (``{entry_point}``)."""
     template = PromptTemplate.from_template(text)
     return template.format(**{key: values.get(key, "") for key in template.input_variables})
-
-
-def is_full(reward: float | None) -> bool:
-    return reward is not None and reward >= FULL_REWARD
 
 
 class EpisodeRun:
@@ -129,14 +154,21 @@ class EpisodeRun:
         return self.prompts.conversation().format_messages(**filled, history=flat)
 
     async def ask(self, messages: Sequence[BaseMessage], model: Any = None) -> ModelReply:
-        """One model call (retried on transient errors); its tokens count towards the trajectory."""
-        reply = await call_model(
-            model if model is not None else self.model,
-            messages,
-            retries=self.config.model_retries,
-            initial_wait_s=self.config.retry_initial_wait_s,
-            max_wait_s=self.config.retry_max_wait_s,
-        )
+        """One model call (retried on transient errors); its tokens count towards the trajectory.
+
+        Raises :class:`ContextExhausted` when the prompt does not fit the model's context window."""
+        try:
+            reply = await call_model(
+                model if model is not None else self.model,
+                messages,
+                retries=self.config.model_retries,
+                initial_wait_s=self.config.retry_initial_wait_s,
+                max_wait_s=self.config.retry_max_wait_s,
+            )
+        except ModelCallFailed as exc:
+            if context_full(exc):
+                raise ContextExhausted(str(exc)) from exc
+            raise
         self.trajectory.input_tokens += reply.input_tokens
         self.trajectory.output_tokens += reply.output_tokens
         return reply
@@ -252,14 +284,15 @@ class EpisodeRun:
         return TurnResult("submit", observation, self.record(step, reply), reward=reward, done=True)
 
     def finish(self, reward: float, info: dict[str, Any]) -> None:
-        """Store the final reward of a submit (also used by strategies that submit through tools)."""
+        """Store the final reward of a submit (also used by strategies that submit through tools).
+
+        The outcome follows from them (:meth:`Trajectory.settle`): a gold that cannot run makes the
+        episode ``corrupt``, a sandbox the agent destroyed (``sandbox_lost``) makes it ``failed``.
+        """
         self.trajectory.reward = float(reward)
         parts = dict(info.get("reward_parts") or {})
         if info.get("corrupt"):
             parts["corrupt"] = True
-            self.trajectory.error = (
-                "the task's gold answer itself fails, so the episode is unscored (corrupt)"
-            )
         self.trajectory.reward_parts = parts
 
     def submission_candidate(self) -> str | None:
