@@ -1,12 +1,8 @@
 """End to end (issue 13, finding 6): an agent that destroys its own sandbox before submitting fails the
 episode, and its failure counts; it is never an env error, never excluded, never retried.
 
-MERGE NOTE: these tests need both halves of the change. The runner side (this branch) makes a
-submitted episode whose reward parts say ``sandbox_lost`` failed, tagged and counted; the env side
-(the lead's branch) makes the envs report ``sandbox_lost`` instead of raising when the agent killed its
-own shell or sandbox. Until both are merged the envs raise, the episode becomes ``env_error`` and these
-tests fail, hence the strict ``xfail``: once both are in, they pass, strict xfail turns that into a
-failure, and the marker must be removed.
+Both halves take part: the envs report ``sandbox_lost`` in the reward parts instead of raising when
+the agent killed its own shell or sandbox, and the runner counts such an episode as failed and tags it.
 """
 
 from __future__ import annotations
@@ -28,10 +24,6 @@ from intercode_agents.strategies import ScriptedChatModel
 
 os.environ.setdefault("INTERCODE_DATA", "/work/shared/intercode-data")
 
-needs_the_envs_sandbox_lost = pytest.mark.xfail(
-    strict=True,
-    reason="needs the envs' sandbox_lost report (lead's env change); remove this marker after the merge",
-)
 SOLVE = "grep -c ERROR /testbed/logs/app.log"  # bash/mini/0, solved honestly
 SABOTAGE = ("kill -9 -1", "echo not-the-answer")  # then submit
 
@@ -56,7 +48,6 @@ def agent(strategy: str) -> ScriptedChatModel:
     return ScriptedChatModel([reply] * 40)
 
 
-@needs_the_envs_sandbox_lost
 @pytest.mark.parametrize("strategy", ["react", "try_again", "tool_calling"])
 async def test_sabotage_counts_as_failure_in_a_real_run(tmp_path: Path, strategy: str) -> None:
     out = tmp_path / "run"
@@ -81,7 +72,6 @@ async def test_sabotage_counts_as_failure_in_a_real_run(tmp_path: Path, strategy
     assert s["failure_modes"]["counts"]["sandbox_destroyed"] == 2
 
 
-@needs_the_envs_sandbox_lost
 async def test_a_scripted_kill_then_submit_is_a_tagged_failure() -> None:
     task = get_task("bash/mini/1")
     async with make_env("bash") as env:

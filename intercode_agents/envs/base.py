@@ -25,13 +25,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from intercode_agents.errors import ConfigError
+from intercode_agents.errors import ConfigError, InvalidAction, SessionDied
+from intercode_agents.rewards import RewardResult
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseToolkit
 
     from intercode_agents.datasets import Task
-    from intercode_agents.rewards import RewardResult
 
 REWARD_MODES = ("intercode", "strict")
 _SUBMIT = re.compile(r"^\s*submit\b[ \t]*(.*)\Z", re.DOTALL)
@@ -95,6 +95,9 @@ class Env(ABC):
         self.turns = 0
         self.done = False
         self.last_observation = ""
+        # Why the agent's own sandbox can no longer run actions (it killed what the env needs), or
+        # None. The agent's doing: the episode goes on to a failed score, never an env error.
+        self.sandbox_lost: str | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def __aenter__(self) -> Env:
@@ -127,6 +130,7 @@ class Env(ABC):
             raise ConfigError(f"task {task.id} belongs to env {task.env!r}, not {self.name!r}")
         await self._prepare(task)
         self.task, self.turns, self.done, self.last_observation = task, 0, False, ""
+        self.sandbox_lost = None
         info = {"task_id": task.id, "split": task.split, "group": dict(task.group), "image": task.image}
         return self.task_prompt(task), info
 
@@ -145,7 +149,7 @@ class Env(ABC):
             base["action_type"] = "invalid"
         else:
             started = time.perf_counter()
-            result = self._annotate(await self._execute(action))
+            result = self._annotate(await self._run_action(action))
             if not result.duration_s:
                 result = dataclasses.replace(result, duration_s=time.perf_counter() - started)
             base["action_type"] = "action"
@@ -163,7 +167,51 @@ class Env(ABC):
     async def evaluate(self, submission: str | None = None) -> RewardResult:
         """Score the current state as if submitted now; the episode goes on (Try Again scores every turn)."""
         self._require_task()
-        return await self._score(self.last_observation if submission is None else submission)
+        if submission is not None and (problem := unreadable(submission)):
+            raise InvalidAction(problem)
+        return await self._scored(self.last_observation if submission is None else submission)
+
+    async def _run_action(self, action: str) -> ActionResult:
+        """Run an action; a sandbox the agent broke ends its actions, not the episode."""
+        if self.sandbox_lost is not None:
+            return ActionResult(observation=self._lost_note(), errored=True)
+        try:
+            return await self._execute(action)
+        except SessionDied as exc:
+            await self._blame_agent(exc)
+            return ActionResult(observation=self._lost_note(), errored=True)
+
+    async def _scored(self, submission: str) -> RewardResult:
+        """The score of ``submission``; a failed one, with the reason in its parts, when the agent's
+        own sandbox is gone (a harness fault still raises)."""
+        if self.sandbox_lost is None:
+            try:
+                return await self._score(submission)
+            except SessionDied as exc:
+                if not await self._agent_side_broken():
+                    raise
+                await self._blame_agent(exc)
+        parts: dict[str, Any] = {"sandbox_lost": True, "sandbox_lost_reason": self.sandbox_lost}
+        return RewardResult(0.0, parts, note=f"the agent's sandbox was lost: {self.sandbox_lost}")
+
+    async def _blame_agent(self, exc: SessionDied) -> None:
+        """Record ``exc`` (raised on the agent's side) as the agent's doing, once the engine is seen
+        to answer: when it does not, the fault is the harness's and goes up."""
+        from intercode_agents.sandbox import check_engine
+
+        await check_engine()
+        self.sandbox_lost = str(exc) or type(exc).__name__
+
+    def _lost_note(self) -> str:
+        return (
+            f"[the sandbox can no longer run actions: {self.sandbox_lost}. This was caused from inside it; "
+            "the episode can only be submitted now.]"
+        )
+
+    async def _agent_side_broken(self) -> bool:
+        """Whether the agent's own sandbox is unusable now (its container stopped, say). Envs whose
+        agent has no sandbox of its own say False: every failure is then the harness's."""
+        return False
 
     async def _submit(
         self, argument: str, base: dict[str, Any]
@@ -171,7 +219,7 @@ class Env(ABC):
         self._require_task()
         started = time.perf_counter()
         submission = argument if self.submit_takes_argument else self.last_observation
-        result = await self._score(submission)
+        result = await self._scored(submission)
         self.done = True
         info = base | {
             "action_type": "submit",

@@ -61,6 +61,13 @@ class PooledEnv(Env):
         pool = await self.pool(image)
         return await pool.acquire(trusted=trusted), pool
 
+    async def _agent_side_broken(self) -> bool:
+        """The agent's sandbox is gone when its container stopped or cannot run the simplest command
+        any more (its launcher and sessions killed, its process table full)."""
+        if self.sandbox is None:
+            return False
+        return not await self.sandbox.responds()
+
     def _annotate(self, result: ActionResult) -> ActionResult:
         notice = self.sandbox.take_notice() if self.sandbox is not None else None
         if notice is None:

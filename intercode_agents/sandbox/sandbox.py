@@ -307,6 +307,19 @@ class Sandbox:
         finally:
             await proc.close()
 
+    async def responds(self, timeout: float = 10.0) -> bool:
+        """Whether the container still runs and can run a command now (False, never an error, when it
+        cannot). The engine itself failing still raises."""
+        if self._container is None:
+            return False
+        info = await engine_call(self.container.show)
+        if not (info.get("State") or {}).get("Running"):
+            return False
+        try:
+            return (await self.exec(["true"], timeout=timeout)).exit_code == 0
+        except SessionDied:
+            return False
+
     async def stop_everything(self) -> None:
         """Kill every process in the sandbox but its init and the launcher (sessions included)."""
         launcher = self._launcher.stream.pid if self._launcher and self._launcher.stream else 0

@@ -163,9 +163,9 @@ class ProcessStream:
             raise SessionDied("the process has exited")
         try:
             await self._stream.write_in(data)
-        except (RuntimeError, ConnectionError) as exc:
-            self.eof = True
-            raise SessionDied(f"cannot write to the process: {exc}") from exc
+        except (RuntimeError, ConnectionError, AssertionError) as exc:  # (aiodocker asserts a live
+            self.eof = True  # transport: a closed stream raises AssertionError)
+            raise SessionDied(f"cannot write to the process: {exc or 'its stream is closed'}") from exc
 
     async def read(self, timeout: float | None) -> bytes | None:
         """Next chunk of stdout (None at EOF). Raises TimeoutError when nothing came in time."""
