@@ -10,6 +10,7 @@ Reference values used below:
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Iterator
 
@@ -18,6 +19,7 @@ import pytest
 from docker.errors import ImageNotFound
 
 from intercode_agents.datasets import mini_dir
+from intercode_agents.envs.bash_facts import to_digest
 from intercode_agents.errors import ConfigError
 from intercode_agents.rewards import (
     BashSide,
@@ -28,10 +30,9 @@ from intercode_agents.rewards import (
     bash_reward,
     change_entries,
     changes_from_docker,
-    parse_probe_output,
     paths_to_probe,
-    probe_command,
 )
+from intercode_agents.sandbox.path_states import parse_probe_output, probe_command
 
 
 def ch(spec: str) -> tuple[FsChange, ...]:
@@ -153,7 +154,7 @@ def test_formula_parts_by_hand() -> None:
     strict = bash_reward(agent, gold, "strict")
     # strict checks the file the gold added: the agent lacks it -> 0/1 -> 0.00
     assert (strict.parts["file_diff"], strict.parts["file_content"], strict.reward) == (0.05, 0.0, 0.17)
-    assert strict.parts["wrong_content_paths"] == "/testbed/a.txt"
+    assert strict.parts["wrong_content_paths"] == "/testbed/a.txt (missing)"  # what differs, too
 
 
 def test_answer_similarity_fallbacks() -> None:
@@ -185,7 +186,7 @@ def test_wrong_file_edited() -> None:
     new = bash_reward(agent, gold, "strict")
     assert (new.parts["file_diff"], new.parts["file_content"], new.reward) == (0.0, 0.0, 0.34)
     assert new.parts["missing_paths"] == f"C {TODO}" and new.parts["extra_paths"] == f"C {POEM}"
-    assert new.parts["wrong_content_paths"] == TODO
+    assert new.parts["wrong_content_paths"] == f"{TODO} (content)"
 
 
 def test_right_file_wrong_content() -> None:
@@ -218,18 +219,13 @@ def test_dotted_folder_quirk_only_in_intercode_mode() -> None:
     assert bash_reward(made("a"), made("b"), "strict").reward == 0.67  # the file inside differs
 
 
-def test_gold_that_cannot_run() -> None:
+def test_gold_that_cannot_run_is_corrupt_in_both_modes() -> None:
     agent = side("", {}, "some words here")
     gold = side("", {}, None)
-    old = bash_reward(agent, gold, "intercode")
-    assert (old.corrupt, old.parts["gold_failed"], old.parts["answer"], old.reward) == (
-        False,
-        True,
-        0.0,
-        0.67,
-    )
-    new = bash_reward(agent, gold, "strict")
-    assert (new.corrupt, new.reward) == (True, 0.0) and "could not run" in (new.note or "")
+    for mode in ("intercode", "strict"):  # the original gave 0.67 here: an unscorable task, never a score
+        result = bash_reward(agent, gold, mode)
+        assert (result.corrupt, result.reward, result.parts["gold_failed"]) == (True, 0.0, True)
+        assert "could not run" in (result.note or "")
 
 
 def test_bad_inputs_are_rejected() -> None:
@@ -240,7 +236,7 @@ def test_bad_inputs_are_rejected() -> None:
     with pytest.raises(ConfigError, match="unknown reward mode 'lenient'"):
         bash_reward(side("", {}, ""), side("", {}, ""), "lenient")
     with pytest.raises(ValueError, match="unexpected probe record"):
-        parse_probe_output("file\tabc\n")
+        parse_probe_output("file\tabc\n")  # a probe of the sandbox layer that went wrong
 
 
 # -- real containers ------------------------------------------------------------------------------
@@ -295,7 +291,15 @@ def _score(
         ]
         changes = [changes_from_docker(client.api.diff(box.id)) for box in boxes[:2]]
         request = paths_to_probe(changes[0], changes[1], mode)
-        digests = [parse_probe_output(box.exec_run(probe_command(request)).output) for box in boxes]
+        digests = [
+            {
+                path: to_digest(state)
+                for path, state in parse_probe_output(
+                    box.exec_run(probe_command(request.deep, request.shallow)).output.decode()
+                ).items()
+            }
+            for box in boxes
+        ]
         assert set(changes_from_docker(client.api.diff(boxes[0].id))) == set(
             changes[0]
         )  # the probe wrote nothing
@@ -341,9 +345,8 @@ def test_real_containers_touch_only_and_odd_names(client: docker.DockerClient, m
     gold = "echo 'call the plumber' >> /testbed/notes/todo.txt"
     agent = gold + "; touch /testbed/notes/poem.txt; printf 'x' > $'/testbed/odd name\\twith tab'"
     without_base, digests = _score(client, mini_image, agent, gold, "intercode")
-    assert digests["/testbed/odd name\twith tab"] == PathDigest(
-        "file", "9dd4e461268c8034f5c8564e155c67a6", 1
-    )  # md5("x")
+    odd = dataclasses.replace(digests["/testbed/odd name\twith tab"], mtime=None)
+    assert odd == PathDigest("file", "9dd4e461268c8034f5c8564e155c67a6", 1, 0o644, 0, 0)  # md5("x")
     assert without_base.parts["extra_changes"] == 2  # the odd file, and poem.txt counted as modified
     with_base, _ = _score(client, mini_image, agent, gold, "intercode", pristine=True)
     assert with_base.parts["extra_changes"] == 1  # the pristine digest shows poem.txt is unchanged

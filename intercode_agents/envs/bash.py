@@ -44,9 +44,10 @@ class BashEnv(PooledEnv):
     language = "bash"
     default_image = "bash"
 
-    def __init__(self, *, facts_cache: str = "disk", **kw: Any) -> None:
+    def __init__(self, *, facts_cache: str = "disk", gold_timeout: float = 60.0, **kw: Any) -> None:
         super().__init__(**kw)
         self.facts = fact_store(facts_cache)
+        self.gold_timeout = gold_timeout  # a gold that runs longer makes its task corrupt, once and for all
         self.shell: ShellSession | None = None
 
     async def _prepare(self, task: Task) -> None:
@@ -81,7 +82,7 @@ class BashEnv(PooledEnv):
         if facts is None:
             sb, pool = await self.borrow(task.image, trusted=True)
             try:
-                facts = await gold_facts(sb, task.gold, max(self.action_timeout, 60))
+                facts = await gold_facts(sb, task.gold, self.gold_timeout)
             finally:
                 await pool.release(sb)  # recycled for golds only if verified pristine
             if facts is not None:
@@ -114,8 +115,8 @@ class BashEnv(PooledEnv):
         if facts is None:
             return await self._score_with_live_gold(task, submission)
         cached = await self._score_with_facts(task, facts, submission)
-        if cached.reward >= 1.0:
-            return cached
+        if cached.reward >= 1.0 or facts.output is None:
+            return cached  # (a gold that did not finish once is never run again: the task is corrupt)
         return await self._score_with_live_gold(task, submission)
 
     async def _score_with_facts(self, task: Task, facts: GoldFacts, submission: str) -> RewardResult:
@@ -139,7 +140,7 @@ class BashEnv(PooledEnv):
         assert self.sandbox is not None
         sb, pool = await self.borrow(task.image, trusted=True)
         try:
-            gold_output = await run_gold(sb, task.gold, max(self.action_timeout, 60))
+            gold_output = await run_gold(sb, task.gold, self.gold_timeout)
             gold_changes, agent_changes = await changes_of(sb), await changes_of(self.sandbox)
             request = paths_to_probe(agent_changes, gold_changes, self.reward_mode)
             agent_digests, gold_digests = await asyncio.gather(
@@ -147,10 +148,15 @@ class BashEnv(PooledEnv):
             )
         finally:
             await pool.release(sb)
+        if gold_output is None:  # never again, in this process or a later one
+            self.facts.put_facts(self._image_key(task), task.gold, GoldFacts(None, gold_changes, {}))
+        wanted = list(split_request(request))
+        base = await self._image_digests(task, wanted) if wanted else {}
         return bash_reward(
             BashSide(agent_changes, agent_digests, submission),
             BashSide(gold_changes, gold_digests, gold_output),
             self.reward_mode,
+            base_digests={p: base.get((p, deep), MISSING) for p, deep in wanted},
         )
 
     async def close(self) -> None:

@@ -26,21 +26,24 @@ from intercode_agents.envs import bash_facts
 from intercode_agents.envs.bash_facts import GoldFacts
 from intercode_agents.errors import ConfigError
 from intercode_agents.paths import cache_dir
-from intercode_agents.rewards import FsChange, PathDigest, bash_changes, bash_probe
-from intercode_agents.sandbox import overlay
+from intercode_agents.rewards import FsChange, PathDigest, bash_changes
+from intercode_agents.sandbox import container_fs, mount_changes, overlay, path_states
 
 DigestKey = tuple[str, bool]  # (path, deep)
 
 
 def _digest_json(d: PathDigest) -> list[Any]:
-    return [d.kind, d.md5, d.files]
+    return [d.kind, d.md5, d.files, d.mode, d.uid, d.gid, d.mtime]
 
 
 def _digest_of(raw: Any) -> PathDigest:
-    kind, md5, files = raw
+    kind, md5, files, mode, uid, gid, mtime = raw
+    numbers = (mode, uid, gid, mtime)
     if kind not in ("file", "dir", "link", "other", "missing") or not isinstance(files, int):
         raise ValueError(f"not a digest: {raw!r}")
-    return PathDigest(kind, md5 if isinstance(md5, str) else None, files)
+    if not all(n is None or (isinstance(n, int) and not isinstance(n, bool)) for n in numbers):
+        raise ValueError(f"not a digest: {raw!r}")
+    return PathDigest(kind, md5 if isinstance(md5, str) else None, files, mode, uid, gid, mtime)
 
 
 def facts_to_json(gold: str, facts: GoldFacts) -> dict[str, Any]:
@@ -126,7 +129,7 @@ class FactStore:
 def code_version() -> str:
     """A hash of the modules whose code decides what the facts are."""
     digest = hashlib.sha256()
-    for module in (bash_facts, bash_probe, overlay, bash_changes):
+    for module in (bash_facts, path_states, container_fs, mount_changes, overlay, bash_changes):
         digest.update(Path(module.__file__ or "").read_bytes())
     return digest.hexdigest()[:16]
 

@@ -16,8 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from intercode_agents.errors import IntercodeError
-from intercode_agents.rewards import FsChange, PathDigest, ProbeRequest, parse_probe_output, probe_command
+from intercode_agents.rewards import FsChange, PathDigest, ProbeRequest
 from intercode_agents.sandbox import Sandbox
+from intercode_agents.sandbox.path_states import PathState
 
 MISSING = PathDigest("missing")
 MAX_CACHED_GOLD_PATHS = 400  # a gold that changes more than this keeps the slow, uncached path
@@ -44,15 +45,18 @@ def shallow(digest: PathDigest, deep: bool) -> PathDigest:
     """A deep digest as the probe would report it in ``deep`` or shallow mode."""
     if deep or digest.kind != "dir":
         return digest
-    return PathDigest("dir")
+    return PathDigest("dir", None, 0, digest.mode, digest.uid, digest.gid, digest.mtime)
 
 
 async def probe(sb: Sandbox, request: ProbeRequest) -> dict[str, PathDigest]:
-    """Digest the requested paths in one read-only exec."""
-    if not len(request):
-        return {}
-    result = await sb.exec(probe_command(request), timeout=120, output_cap=64 << 20)
-    return parse_probe_output(result.output)
+    """Digest the requested paths (read from the engine's host where it can be: the sandbox's own
+    tools, which an agent may have replaced, take no part)."""
+    states = await sb.path_states(request.deep, request.shallow)
+    return {path: to_digest(state) for path, state in states.items()}
+
+
+def to_digest(state: PathState) -> PathDigest:
+    return PathDigest(state.kind, state.md5, state.files, state.mode, state.uid, state.gid, state.mtime)
 
 
 async def changes_of(sb: Sandbox) -> tuple[FsChange, ...]:

@@ -14,8 +14,7 @@ from intercode_agents.rewards.bash_changes import (
     in_scope,
     paths_to_probe,
 )
-from intercode_agents.rewards.bash_probe import parse_probe_output, probe_command
-from intercode_agents.rewards.ctf import ctf_reward, parse_flag
+from intercode_agents.rewards.ctf import ctf_reward
 from intercode_agents.rewards.python import TestOutcome, python_reward
 from intercode_agents.rewards.result import REWARD_MODES, RewardMode, RewardResult, check_mode
 from intercode_agents.rewards.sql import SqlOutcome, has_top_level_order_by, sql_reward
@@ -38,10 +37,7 @@ __all__ = [
     "ctf_reward",
     "has_top_level_order_by",
     "in_scope",
-    "parse_flag",
-    "parse_probe_output",
     "paths_to_probe",
-    "probe_command",
     "python_reward",
     "sql_reward",
 ]

@@ -4,9 +4,8 @@ What the env supplies, per side (the agent's container after its episode, and a 
 same image after the gold command ran), as a :class:`BashSide`:
 
 1. ``changes``: ``changes_from_docker(await container.changes())`` (Docker's container-changes API).
-2. ``digests``: for ``paths_to_probe(agent.changes, gold.changes, mode)``, run
-   ``probe_command(paths)`` in that container and ``parse_probe_output`` its stdout. Probe the same
-   path list in both containers.
+2. ``digests``: for ``paths_to_probe(agent.changes, gold.changes, mode)``, the state of each path in
+   that container (``Sandbox.path_states``). Probe the same path list in both containers.
 3. ``output``: the last observation (the agent's last command output; the gold command's output).
    ``None`` for the gold means the gold could not run at all.
 
@@ -34,7 +33,7 @@ from dataclasses import dataclass
 
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from intercode_agents.rewards.bash_changes import FsChange, PathDigest, change_entries
+from intercode_agents.rewards.bash_changes import FsChange, PathDigest, change_entries, same
 from intercode_agents.rewards.result import RewardMode, RewardResult, check_mode
 
 PART_WEIGHT = 0.33
@@ -71,7 +70,7 @@ def _same_intercode(entry: str, agent: Mapping[str, PathDigest], gold: Mapping[s
     # The original hashed names with a dot by `md5sum`, which fails identically on folders in both containers.
     if "." in entry and {getattr(a, "kind", None), getattr(g, "kind", None)} <= {"dir", "missing", None}:
         return True
-    return a == g
+    return same(a, g, "intercode")
 
 
 def _content_part(
@@ -85,18 +84,47 @@ def _content_part(
         targets = sorted(p for p, status in agent_entries & gold_entries if status == "??")
         equal = [p for p in targets if _same_intercode(p, agent.digests, gold.digests)]
     else:
+        # Every file, link or other entry the gold added or changed, and the folders whose own mode or
+        # owner it changed (an added folder is its files: an empty `mkdir` earns nothing).
         targets = sorted(
             p
             for p, status in gold_entries
-            if status in ("A", "C") and getattr(gold.digests.get(p), "kind", None) != "dir"
+            if status == "C" or (status == "A" and getattr(gold.digests.get(p), "kind", None) != "dir")
         )
         equal = [
-            p for p in targets if agent.digests.get(p) is not None and agent.digests[p] == gold.digests.get(p)
+            p
+            for p in targets
+            if agent.digests.get(p) is not None and same(agent.digests[p], gold.digests.get(p), "strict")
         ]
     if not targets:
         return PART_WEIGHT, 0, 0, []
-    wrong = sorted(set(targets) - set(equal))
+    wrong = [
+        p if mode == "intercode" else f"{p} ({difference(agent.digests.get(p), gold.digests.get(p))})"
+        for p in sorted(set(targets) - set(equal))
+    ]
     return round(PART_WEIGHT * len(equal) / len(targets), 2), len(targets), len(equal), wrong
+
+
+def difference(agent: PathDigest | None, gold: PathDigest | None) -> str:
+    """What differs between the agent's and the gold's state of one path, in a few words."""
+    if agent is None or agent.kind == "missing":
+        return "missing"
+    if gold is None or gold.kind == "missing":
+        return "should not exist"
+    if agent.kind != gold.kind:
+        return f"a {agent.kind}, not a {gold.kind}"
+    what = []
+    if agent.md5 != gold.md5 or agent.files != gold.files:
+        what.append("target" if agent.kind == "link" else "content")
+    if agent.mode != gold.mode:
+        what.append(f"mode {_octal(agent.mode)}, not {_octal(gold.mode)}")
+    if (agent.uid, agent.gid) != (gold.uid, gold.gid):
+        what.append(f"owner {agent.uid}:{agent.gid}, not {gold.uid}:{gold.gid}")
+    return ", ".join(what) or "different"
+
+
+def _octal(mode: int | None) -> str:
+    return "-" if mode is None else f"{mode:o}"
 
 
 def _shown(paths: list[str]) -> str:
@@ -133,7 +161,7 @@ def bash_reward(
         "answer_similarity": round(similarity, 4),
         "gold_failed": gold.output is None,
     }
-    if gold.output is None and mode == "strict":
+    if gold.output is None:  # both modes: the original scored such a gold as empty output, a free win
         return RewardResult(
             0.0, parts, corrupt=True, note="the gold command could not run; the task is unscored"
         )

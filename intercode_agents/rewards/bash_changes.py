@@ -34,12 +34,14 @@ INTERCODE_IGNORED_NAMES = frozenset(
         "sys", "usr", "var", ".dockerenv",
     }
 )  # fmt: skip
-# Strict mode sees the whole file system except kernel views, the init binary Docker mounts for
-# `--init` (it shows as added), and interactive-tool state.
-STRICT_IGNORED_PREFIXES = ("/proc/", "/sys/", "/dev/")
+# Strict mode sees every change of the sandbox's files since it started (the env's change list covers
+# its tmpfs folders and bind-mounted files too, /dev/shm and /etc/hostname among them) except kernel
+# views, pseudo-terminals (process state), the init binary Docker mounts for `--init`, and
+# interactive-tool state.
+STRICT_IGNORED_PREFIXES = ("/proc/", "/dev/pts/")
 STRICT_IGNORED_PATHS = frozenset(
     {
-        "/proc", "/sys", "/dev", "/usr/sbin/docker-init", "/sbin/docker-init", "/root/.bash_history",
+        "/proc", "/dev/pts", "/usr/sbin/docker-init", "/sbin/docker-init", "/root/.bash_history",
         "/root/.python_history", "/root/.lesshst", "/root/.viminfo", "/root/.wget-hsts",
     }
 )  # fmt: skip
@@ -69,19 +71,47 @@ def changes_from_docker(items: Iterable[Mapping[str, Any]] | None) -> tuple[FsCh
 
 @dataclass(frozen=True)
 class PathDigest:
-    """What a path holds in one container (see :mod:`intercode_agents.rewards.bash_probe`).
+    """What a path holds in one container (the env reads it with ``Sandbox.path_states``).
 
     ``md5``: a file's content; a link's target text; for a folder, one md5 over the sorted
     (relative path, md5) pairs of every file and link below it. ``files`` counts the files and links
-    below a folder (1 for a file or link). Missing paths have kind "missing" and no md5.
+    below a folder (1 for a file or link). Missing paths have kind "missing" and no md5. ``mode``
+    (permission bits; None for a link), ``uid``, ``gid`` and ``mtime`` (nanoseconds) are the path's
+    own; no reward compares times across containers, only with the pristine image's (touched or not).
     """
 
     kind: DigestKind
     md5: str | None = None
     files: int = 0
+    mode: int | None = None
+    uid: int | None = None
+    gid: int | None = None
+    mtime: int | None = None
+
+    def seen_by(self, mode: RewardMode) -> tuple[Any, ...]:
+        """What a reward mode compares: ``strict`` all of it; ``intercode`` what git tracks (the
+        content, and for a file its owner's execute bit: the original's ``git status`` shows a mode
+        change to or from executable as modified, and no other)."""
+        if mode == "strict":
+            return (self.kind, self.md5, self.files, self.mode, self.uid, self.gid)
+        executable = bool(self.mode & 0o100) if self.kind == "file" and self.mode is not None else None
+        return (self.kind, self.md5, self.files, executable)
+
+
+def same(a: PathDigest | None, b: PathDigest | None, mode: RewardMode) -> bool:
+    """Whether two digests are equal as ``mode`` sees them (both absent counts as equal)."""
+    if a is None or b is None:
+        return a is b
+    return a.seen_by(mode) == b.seen_by(mode)
 
 
 MISSING = PathDigest("missing")
+
+
+def _unchanged(base: PathDigest, now: PathDigest, mode: RewardMode) -> bool:
+    """Whether a path listed as changed holds what the pristine image holds: in ``strict`` mode its
+    time too (a task may ask to touch files), in ``intercode`` mode what git compares."""
+    return same(base, now, mode) and (mode != "strict" or base.mtime == now.mtime)
 
 
 def in_scope(path: str, mode: RewardMode) -> bool:
@@ -169,10 +199,15 @@ def change_entries(
         if change.kind == "D":
             entries.add((change.path, "D"))
         elif change.kind == "C":
-            if _is_dir(change.path, digest, paths):
-                continue
             base = base_digests.get(change.path) if base_digests else None
-            if base is not None and digest is not None and base == digest:
+            if _is_dir(change.path, digest, paths):
+                # A folder is listed as changed whenever something below it is (git tracks files
+                # only); in strict mode one whose own mode or owner changed counts.
+                if mode == "intercode" or base is None or digest is None or same(base, digest, mode):
+                    continue
+                entries.add((change.path, "C"))
+                continue
+            if base is not None and digest is not None and _unchanged(base, digest, mode):
                 continue
             entries.add((change.path, "M" if mode == "intercode" else "C"))
         elif mode == "strict":

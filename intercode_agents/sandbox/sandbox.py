@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import io
 import tarfile
@@ -17,14 +18,17 @@ import aiodocker
 from aiodocker.containers import DockerContainer
 
 from intercode_agents.errors import ConfigError, ImageMissing, IntercodeError, SessionDied
-from intercode_agents.sandbox import registry
+from intercode_agents.sandbox import mount_changes, registry
 from intercode_agents.sandbox.config import SandboxConfig
+from intercode_agents.sandbox.container_fs import ContainerFiles, Unreadable, parse_mountinfo
 from intercode_agents.sandbox.disk_guard import ENGINE_POLL_S, DiskGuard, upper_usage
 from intercode_agents.sandbox.engine import docker_client, engine_call
 from intercode_agents.sandbox.jsonl import JsonSession
 from intercode_agents.sandbox.launcher import MAIN_COMMAND, Launcher
 from intercode_agents.sandbox.local_engine import cgroup_procs_file, read_pids
+from intercode_agents.sandbox.mount_changes import Entries as MountEntries
 from intercode_agents.sandbox.overlay import OverlayLayers, OverlayUnreadable
+from intercode_agents.sandbox.path_states import PathState, parse_probe_output, probe_command, read_states
 from intercode_agents.sandbox.pristine import RUNTIME_SCRIPT, Fingerprint
 from intercode_agents.sandbox.result import DEFAULT_OUTPUT_CAP, ExecResult, OutputCapture
 from intercode_agents.sandbox.shell import ShellSession
@@ -79,6 +83,9 @@ class Sandbox:
         self._procs_file: str | None = None  # the container's cgroup.procs, when readable here
         self.disk_guard: DiskGuard | None = None  # when the engine cannot cap the writable layer
         self.untrusted = False  # lent to untrusted code (an agent): never lent again, never runs a gold
+        self._files: ContainerFiles | None = None  # the container's files, read from this host
+        self._mount_points: list[str] = []  # its other writable mounts (tmpfs, bind-mounted files)
+        self._mounts_fresh: MountEntries = {}
         self.running = False
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -128,12 +135,17 @@ class Sandbox:
                 self._overlay = OverlayLayers.from_inspect(info)
                 if self._overlay is not None:
                     self._procs_file = cgroup_procs_file(info)
+                if self._procs_file is not None:  # the init's PID is this container's: read its files
+                    with contextlib.suppress(Unreadable):
+                        self._files = ContainerFiles.of_process(int(info["State"]["Pid"]))
             # What the engine itself adds (the init binary's mount point) is not a change of ours.
             self._engine_changes = frozenset(await self._changes())
             if attached is not None:
                 self._launcher = await Launcher(container).start(attached)
             elif self.config.launcher:
                 self._launcher = await _started_launcher(container)
+            self._mount_points = await self._writable_mounts()
+            self._mounts_fresh = await self._mount_entries()
             limit = self.config.disk_limit_bytes
             if limit and not (info.get("HostConfig") or {}).get("StorageOpt"):
                 self.disk_guard = DiskGuard(limit, self.disk_usage, self.stop_everything)
@@ -156,6 +168,9 @@ class Sandbox:
         self._container = container  # sessions need it to stop their processes
         if self.disk_guard is not None:
             await self.disk_guard.close()
+        if self._files is not None:
+            self._files.close()
+            self._files = None
         await self.close_sessions()
         if self._launcher is not None:
             await self._launcher.close()
@@ -406,12 +421,49 @@ class Sandbox:
             return fh.read()
 
     async def diff(self) -> list[Change]:
-        """File-system changes against the image (empty for a pristine sandbox), sorted by path.
+        """File-system changes since the sandbox started (empty for a pristine sandbox), sorted.
 
-        The same answer as Docker's container-changes API; read from the overlay upper directory when
-        the engine's storage is readable here (see :mod:`intercode_agents.sandbox.overlay`).
+        The root file system as Docker's container-changes API sees it, read from the overlay upper
+        directory when the engine's storage is readable here (see :mod:`.overlay`), plus the other
+        writable mounts (tmpfs folders, bind-mounted files: see :mod:`.mount_changes`).
         """
-        return [c for c in await self._changes() if c not in self._engine_changes]
+        root = [c for c in await self._changes() if c not in self._engine_changes]
+        others = mount_changes.changes(self._mounts_fresh, await self._mount_entries())
+        return sorted({*root, *(Change(p, k) for p, k in others)})  # type: ignore[arg-type]
+
+    async def _writable_mounts(self) -> list[str]:
+        if self._files is not None:
+            return mount_changes.writable_points(self._files.mounts)
+        text = await self.exec(["cat", "/proc/self/mountinfo"], timeout=30)
+        return mount_changes.writable_points(parse_mountinfo(text.output)) if text.exit_code == 0 else []
+
+    async def _mount_entries(self) -> MountEntries:
+        if not self._mount_points:
+            return {}
+        if self._files is not None:
+            return await asyncio.to_thread(mount_changes.read_entries, self._files, self._mount_points)
+        listing = await self.exec(
+            ["bash", "-c", mount_changes.MOUNTS_SCRIPT, "mounts", *self._mount_points], timeout=60
+        )
+        return mount_changes.parse_entries(listing.output)
+
+    async def path_states(
+        self, deep: Sequence[str] = (), shallow: Sequence[str] = ()
+    ) -> dict[str, PathState]:
+        """What each path holds (see :mod:`.path_states`): ``deep`` folders with a digest of all they
+        contain, ``shallow`` ones by their own kind, mode and owner. Read from this host where it can
+        be, so that nothing in the sandbox takes part; else by a read-only command inside it."""
+        if not deep and not shallow:
+            return {}
+        if self._files is not None:
+            return await asyncio.to_thread(read_states, self._files, deep, shallow)
+        result = await self.exec(probe_command(deep, shallow), timeout=120, output_cap=64 << 20)
+        return parse_probe_output(result.output)
+
+    @property
+    def reads_from_host(self) -> bool:
+        """Whether :meth:`diff`, :meth:`path_states` and the mount listing read from this host."""
+        return self._files is not None
 
     @property
     def diff_source(self) -> Literal["overlay", "engine"]:

@@ -1,0 +1,62 @@
+"""Path states and mount changes: read from this host, and from inside the sandbox, alike."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from intercode_agents.sandbox import Change, Sandbox
+from tests.docker_helpers import SLEEPER
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="reading a container's files needs root here")
+
+SETUP = r"""
+set -e
+mkdir -p /t/d/sub /t/empty
+echo one > /t/d/a.txt; printf 'two' > /t/d/sub/b; ln -s a.txt /t/d/rel-link; ln -s /etc/passwd /t/d/abs-link
+ln -s /nowhere /t/dangling; ln -s d /t/dir-link; mkfifo /t/fifo
+echo exec > /t/x.sh; chmod 4755 /t/x.sh; chown 1000:1000 /t/d/a.txt; chmod 700 /t/d/sub
+printf 'name with\ttab' > "/t/d/sp ace"
+"""
+DEEP = ["/t/d", "/t/empty", "/t/dir-link", "/t", "/testbed-missing"]
+SHALLOW = ["/t/d/a.txt", "/t/x.sh", "/t/fifo", "/t/dangling", "/t/dir-link/a.txt", "/dev/null", "/etc", "/"]
+
+
+async def test_path_states_from_the_host_equal_those_from_inside(bash_image):
+    async with Sandbox(bash_image, cmd=SLEEPER) as sb:
+        assert sb.reads_from_host
+        assert (await sb.exec(SETUP)).exit_code == 0
+        host = await sb.path_states(DEEP, SHALLOW)
+        files, sb._files = sb._files, None
+        try:
+            inside = await sb.path_states(DEEP, SHALLOW)
+        finally:
+            sb._files = files
+        assert host == inside
+        assert host["/t/x.sh"].mode == 0o4755 and host["/t/d/a.txt"].uid == 1000
+        assert host["/t/d"].files == 5 and host["/t/empty"].files == 0
+        assert host["/t/dir-link/a.txt"] == host["/t/d/a.txt"]  # an inner link is followed in the container
+        assert host["/t/fifo"].kind == "other" and host["/testbed-missing"].kind == "missing"
+
+
+async def test_mount_changes_are_seen_from_the_host_and_from_inside(bash_image):
+    async with Sandbox(bash_image, cmd=SLEEPER) as sb:
+        assert await sb.diff() == []
+        await sb.exec(
+            "echo x > /dev/shm/new; echo planted > /etc/hostname; touch /dev/mqueue/q; "
+            "touch /dev/shm/gone && rm /dev/shm/gone"
+        )
+        host = await sb.diff()
+        files, sb._files = sb._files, None
+        try:
+            inside = await sb.diff()
+        finally:
+            sb._files = files
+        assert host == inside
+        assert {
+            Change("/dev/shm/new", "A"),
+            Change("/etc/hostname", "C"),
+            Change("/dev/mqueue/q", "A"),
+        } <= set(host)
+        assert not any("gone" in c.path for c in host)  # made and deleted: no change
