@@ -11,8 +11,10 @@ Prints medians (ms) and ratios:
 - a change list: read from the overlay upper directory vs the Engine API (``docker diff``);
 - a process list: the container's cgroup vs the Engine API's ``top``;
 - a container: start with the launcher as its main process, with the launcher by exec, and
-  start + remove; a warm pool's acquire and release (with the pristine check); 8 and 16
-  concurrent starts.
+  start + remove; a warm pool's acquire, an agent's episode (a never-used sandbox each time) and a
+  harness lease (recycled after the pristine fingerprint, which is timed too); 8 and 16 concurrent
+  starts;
+- the disk cap: a session step and 50 small writes with the watchdog against no cap.
 """
 
 from __future__ import annotations
@@ -113,16 +115,37 @@ async def containers(image: str, rows: dict[str, float]) -> None:
         rows["pool acquire (warm)"] = statistics.median(acquires)
 
         held = [await pool.acquire()]
-        reused_before = pool.stats["reused"]
 
         async def episode() -> None:  # what an env does: give the last sandbox back, take the next
             await pool.release(held.pop())
             held.append(await pool.acquire())
             await (await held[0].shell()).run("ls /")
 
-        rows["pool episode: release, acquire, session, one step"] = await timed(episode, 30)
+        rows["pool episode (agent: a never-used sandbox each time)"] = await timed(episode, 30)
+        await pool.release(held.pop())
         await pool.drain()
-        rows["pool: % of released sandboxes reused"] = 100 * (pool.stats["reused"] - reused_before) / 30
+        reused_before = pool.stats["reused"]
+        trusted = [await pool.acquire(trusted=True)]
+
+        async def harness_job() -> None:  # a gold or a probe: recycled when verified pristine
+            await pool.release(trusted.pop())
+            await pool.drain()  # (the verification itself is timed below)
+            trusted.append(await pool.acquire(trusted=True))
+            await trusted[0].exec("ls /")
+
+        rows["pool trusted lease (harness only: recycled)"] = await timed(harness_job, 20)
+        rows["pool: % of trusted leases recycled"] = 100 * (pool.stats["reused"] - reused_before) / 20
+        reference = await trusted[0].fingerprint()
+        rows["pristine fingerprint (every channel)"] = await timed(lambda: trusted[0].matches(reference), 20)
+        await pool.release(trusted.pop())
+
+    for limit in (None, "1g"):
+        async with Sandbox(image, disk_limit=limit) as box:
+            shell = await box.shell()
+            label = "with the disk cap's watchdog" if box.disk_guard else "without a disk cap"
+            rows[f"session step {label}: echo hi"] = await timed(lambda s=shell: s.run("echo hi"), 200)
+            writes = "for i in $(seq 50); do echo x > /tmp/f$i; done"
+            rows[f"50 small writes {label}"] = await timed(lambda s=shell, w=writes: s.run(w), 20)
 
     for n in (8, 16):
         t = time.perf_counter()
@@ -158,6 +181,10 @@ async def main(image: str, steps: int) -> None:
     print(f"change list: Engine API / upper directory = {ratio:.0f}x")
     ratio = rows["process list from the Engine API (top)"] / rows["process list from the cgroup"]
     print(f"process list: top / cgroup = {ratio:.0f}x")
+    for what in ("session step {}: echo hi", "50 small writes {}"):
+        capped = rows[what.format("with the disk cap's watchdog")]
+        ratio = capped / rows[what.format("without a disk cap")]
+        print(f"{what.format('').strip()}: disk cap / no cap = {ratio:.2f}x")
 
 
 if __name__ == "__main__":

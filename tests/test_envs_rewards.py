@@ -90,10 +90,13 @@ async def test_python_submit_aliases_a_differently_named_function():
     assert value == 1.0
 
 
-async def test_ctf_wrong_flag_scores_zero_and_strict_parses_prose():
+async def test_ctf_wrong_flag_scores_zero_and_strict_wants_the_exact_flag():
     async with make_env("ctf", reward="strict") as env:
         await env.reset(task_id="ctf/mini/1")
         _, value, *_ = await env.step("submit the flag is `picoCTF{r0t_thirt33n_r0und_tr1p}`.")
+        assert value == 0.0  # prose around the flag is not the flag
+        await env.reset(task_id="ctf/mini/1")
+        _, value, *_ = await env.step("submit  picoCTF{r0t_thirt33n_r0und_tr1p} ")
         assert value == 1.0
         await env.reset(task_id="ctf/mini/1")
         _, value, _, _, info = await env.step("submit picoCTF{r0t_thirteen}")
