@@ -20,8 +20,11 @@ LIST = "pgrep -fc 'whil[e] :' || true"  # (the pattern never matches its own com
 
 
 @pytest.mark.parametrize("escape", sorted(ESCAPES))
-async def test_a_timeout_ends_everything_the_command_started(bash_image, escape):
+@pytest.mark.parametrize("where", ["from the host", "from inside"])
+async def test_a_timeout_ends_everything_the_command_started(bash_image, escape, where):
     async with Sandbox(bash_image) as sb:
+        if where == "from inside":
+            sb._procs_file = None  # as on a remote engine: the kill runs as a script in the sandbox
         shell = await sb.shell()
         await shell.run("nohup sleep 500 >/dev/null 2>&1 & disown")  # an earlier daemon: it stays
         r = await shell.run(ESCAPES[escape], timeout=2)

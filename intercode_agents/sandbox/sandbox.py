@@ -18,7 +18,7 @@ import aiodocker
 from aiodocker.containers import DockerContainer
 
 from intercode_agents.errors import ConfigError, ImageMissing, IntercodeError, SessionDied
-from intercode_agents.sandbox import mount_changes, registry
+from intercode_agents.sandbox import mount_changes, registry, signals
 from intercode_agents.sandbox.config import SandboxConfig
 from intercode_agents.sandbox.container_fs import ContainerFiles, Unreadable, parse_mountinfo
 from intercode_agents.sandbox.disk_guard import ENGINE_POLL_S, DiskGuard, upper_usage
@@ -305,16 +305,39 @@ class Sandbox:
         """Send ``sig`` to every descendant of ``pid`` (and to ``pid`` itself if asked) or, with
         ``since``, to every process started since then instead, whoever its parent: that includes
         what a command ``setsid``, ``nohup`` or double-forked away from its tree, and spares what
-        earlier commands left running. ``since`` is the container's uptime in hundredths of a second
-        when the command began, or ``"root"``: when ``pid`` itself began. The harness's own processes
-        (the launcher, the other sessions and what they run) are always spared."""
+        earlier commands left running. ``since`` is ``"CS:PIDS"`` (the container's uptime in
+        hundredths of a second when the command began, and the PIDs alive then) or ``"root"`` (when
+        ``pid`` itself began). The harness's own processes (the init, the launcher, the other sessions
+        and what they run) are always spared. From the engine's host where it can (nothing needs to
+        start in the sandbox, whose process table may be full), else by a script run inside it."""
         if not pid:
             return
+        others = [s.pid for s in self._sessions if s.pid and s.pid != pid]
+        await self._signal(str(pid), sig, include_root=include_root, since=since, sessions=others)
+
+    async def stop_everything(self) -> None:
+        """Kill every process in the sandbox but its init and the launcher (sessions included)."""
+        await self._signal("0", "KILL", include_root=False, since="0:", sessions=[])
+
+    async def _signal(
+        self, root: str, sig: str, *, include_root: bool, since: str | None, sessions: list[int]
+    ) -> None:
         launcher = self._launcher.stream.pid if self._launcher and self._launcher.stream else 0
-        others = [str(s.pid) for s in self._sessions if s.pid and s.pid != pid]
-        argv = ["/bin/sh", "-c", KILL_TREE, "kill-tree", str(pid), sig, "1" if include_root else "0"]
-        window = "-1" if since is None else str(since)
-        proc = ProcessStream(self.container, [*argv, window, str(launcher), *others], stdin=False)
+        if self._procs_file is not None:
+            try:
+                procs = signals.container_processes(self._procs_file)
+            except OSError:
+                self._procs_file = None
+            else:
+                chosen = signals.victims(
+                    procs, root=int(root), include_root=include_root, since=since, alone=[launcher],
+                    sessions=sessions,
+                )  # fmt: skip
+                await signals.send(chosen, sig)
+                return
+        argv = ["/bin/sh", "-c", KILL_TREE, "kill-tree", root, sig, "1" if include_root else "0"]
+        window = "-1" if since is None else since
+        proc = ProcessStream(self.container, [*argv, window, str(launcher), *map(str, sessions)], stdin=False)
         await proc.start()
         try:
             while await proc.read(10.0) is not None:
@@ -334,18 +357,6 @@ class Sandbox:
             return (await self.exec(["true"], timeout=timeout)).exit_code == 0
         except SessionDied:
             return False
-
-    async def stop_everything(self) -> None:
-        """Kill every process in the sandbox but its init and the launcher (sessions included)."""
-        launcher = self._launcher.stream.pid if self._launcher and self._launcher.stream else 0
-        argv = ["/bin/sh", "-c", KILL_TREE, "kill-all", "0", "KILL", "0", "0", str(launcher)]
-        proc = ProcessStream(self.container, argv, stdin=False)
-        await proc.start()
-        try:
-            while await proc.read(10.0) is not None:
-                pass
-        finally:
-            await proc.close()
 
     async def disk_usage(self) -> int:
         """Bytes the sandbox's writable layer takes on the engine's disk."""
