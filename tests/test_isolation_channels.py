@@ -42,25 +42,36 @@ LOOK = (
 
 
 async def _look_after(plants: list[str]) -> tuple[str, list[str]]:
-    """Plant in one episode, then look from the next one on the same env (and pools)."""
-    async with make_env("bash", facts_cache="process") as env:
+    """Plant in one episode, then look from the next one on the same env, with a pool of one: the
+    next episode gets the sandbox that came back if the pool deems it reusable."""
+    async with make_env("bash", facts_cache="process", pool_size=1) as env:
         await env.reset(task_id="bash/mini/0")
         ids = [env.sandbox.id]
         for command in plants:
             await env.step(command)
+        await env.return_sandbox()
+        await (await env.pool("bash-mini")).drain()  # the release is judged before the next reset
         await env.reset(task_id="bash/mini/0")
         ids.append(env.sandbox.id)
         seen, *_ = await env.step(LOOK)
     return seen, ids
 
 
-async def test_state_planted_through_every_channel_never_reaches_the_next_episode():
+@pytest.mark.parametrize("channel", sorted(PLANTS))
+async def test_state_planted_through_one_channel_never_reaches_the_next_episode(channel):
+    """One channel at a time: a reuse check that sees only some channels passes the sandbox on."""
     fresh, _ = await _look_after([])
-    seen, ids = await _look_after(list(PLANTS.values()))
+    seen, ids = await _look_after([PLANTS[channel]])
     assert ids[0] != ids[1]
     assert "planted" not in seen and "sleep 1000" not in seen and "77" not in seen
     # The next episode cannot tell its sandbox from a never-used one (PIDs aside: they vary with how
     # fast the engine started the container's processes, not with anything an episode did).
+    assert _no_pids(seen) == _no_pids(fresh)
+
+
+async def test_state_planted_through_every_channel_at_once_never_reaches_the_next_episode():
+    fresh, _ = await _look_after([])
+    seen, _ = await _look_after(list(PLANTS.values()))
     assert _no_pids(seen) == _no_pids(fresh)
 
 
