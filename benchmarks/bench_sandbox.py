@@ -181,10 +181,13 @@ async def main(image: str, steps: int) -> None:
     print(f"change list: Engine API / upper directory = {ratio:.0f}x")
     ratio = rows["process list from the Engine API (top)"] / rows["process list from the cgroup"]
     print(f"process list: top / cgroup = {ratio:.0f}x")
-    for what in ("session step {}: echo hi", "50 small writes {}"):
+    for name, what in (
+        ("a session step", "session step {}: echo hi"),
+        ("50 small writes", "50 small writes {}"),
+    ):
         capped = rows[what.format("with the disk cap's watchdog")]
         ratio = capped / rows[what.format("without a disk cap")]
-        print(f"{what.format('').strip()}: disk cap / no cap = {ratio:.2f}x")
+        print(f"{name}: disk cap / no cap = {ratio:.2f}x")
 
 
 if __name__ == "__main__":
