@@ -199,6 +199,15 @@ async def test_state_built_over_several_cells_is_rebuilt(env: Env) -> None:
     assert await score(env, "python/mini/0", cells, "second_largest") == 1.0
 
 
+async def test_annotations_are_not_evaluated_as_in_the_repl(env: Env) -> None:
+    # The REPL compiles cells with postponed annotations, so `List` needs no import there.
+    typed = (
+        "def second_largest(nums: List[int]) -> Optional[int]:\n    d = sorted(set(nums))[::-1]\n"
+        "    return d[1] if len(d) > 1 else None"
+    )
+    assert await score(env, "python/mini/0", [typed], "second_largest") == 1.0
+
+
 async def test_a_cell_counts_only_up_to_the_statement_that_raised(env: Env) -> None:
     good = GOOD
     # The redefinition after the failing line never ran in the REPL, so it is not scored either.

@@ -40,6 +40,9 @@ from pyrepl_capture import ExecTimeout, error_line, run_with_deadline
 from pyscore_values import encode
 
 MAX_ERRORS = 5
+# The REPL compiles cells with its own module's future features (annotations are not evaluated), so
+# the rebuilt program, the setup and the probes are compiled alike.
+REPL_FLAGS = __future__.annotations.compiler_flag
 _TRY_STAR = getattr(ast, "TryStar", ast.Try)
 _DEFINITIONS = (
     ast.FunctionDef,
@@ -129,7 +132,7 @@ class Runner:
                 stop = stop if isinstance(stop, int) and not isinstance(stop, bool) else None
                 name = f"<cell {number}>"
                 units = self._units(code, name, stop, whole)
-                flags = _future_flags([s for unit in units for s in unit.body])
+                flags = REPL_FLAGS | _future_flags([s for unit in units for s in unit.body])
                 for unit in units:
                     kept += len(unit.body)
                     try:
@@ -158,7 +161,7 @@ class Runner:
 
         def body() -> None:
             try:
-                exec(compile(source, "<setup>", "exec", dont_inherit=True), self.namespace)
+                exec(compile(source, "<setup>", "exec", REPL_FLAGS, dont_inherit=True), self.namespace)
             except ExecTimeout:
                 raise
             except BaseException as exc:
@@ -178,7 +181,8 @@ class Runner:
         def body() -> None:
             for expr in exprs:
                 try:
-                    value = eval(compile(expr, "<probe>", "eval", dont_inherit=True), self.namespace)
+                    code = compile(expr, "<probe>", "eval", REPL_FLAGS, dont_inherit=True)
+                    value = eval(code, self.namespace)
                     results.append({"value": encode(value)})
                 except ExecTimeout:
                     raise

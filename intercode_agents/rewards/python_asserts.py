@@ -179,7 +179,7 @@ def evaluate(
     """The outcome of ``test`` given each probe's result (None: the probe was never evaluated)."""
 
     def fetch(index: int) -> Any:
-        result = results[index]
+        result = results[index] if index < len(results) else None
         if result is None:
             raise _ProbeFailed(ProbeResult(error="RuntimeError: the call was not evaluated"))
         if result.error is not None:
