@@ -160,6 +160,7 @@ def test_scorer_keeps_only_definitions_of_the_cells_up_to_where_they_stopped(sco
         },
         {"code": "g = lambda: 1\nh = missing_name\nk = 3"},  # the failing statement alone is skipped
         {"code": "def broken(:"},
+        {"code": "late = 1\nfrom __future__ import annotations"},  # compiles statement by statement only
     ]
     out = scorer(op="load", cells=cells, setup="s = f(1)", timeout=10)
     assert out["ok"] and out["setup_error"] is None and out["timed_out"] is False
@@ -175,9 +176,10 @@ def test_scorer_keeps_only_definitions_of_the_cells_up_to_where_they_stopped(sco
         3,
         "__main__",
     ]
-    assert _values(scorer, "broken", "i") == [
+    assert _values(scorer, "broken", "i", "late") == [
         "NameError: name 'broken' is not defined",
         "NameError: name 'i' is not defined",
+        "NameError: name 'late' is not defined",
     ]
 
 
@@ -219,8 +221,16 @@ def test_scorer_sends_plain_values_only(scorer: Helper) -> None:
         "deep = []\nfor _ in range(300):\n    deep = [deep]\n"
     )
     scorer(op="load", cells=[{"code": code}], whole=True, timeout=10)
-    odd, liar, counter, pair, text, deep = _values(
-        scorer, "Odd(5)", "Liar()", "Counter('aab')", "P(1, 2)", "'\\udc80x'", "deep"
+    odd, liar, counter, pair, text, deep, keys, items = _values(
+        scorer,
+        "Odd(5)",
+        "Liar()",
+        "Counter('aab')",
+        "P(1, 2)",
+        "'\\udc80x'",
+        "deep",
+        "{1: 2}.keys()",
+        "{1: [2]}.items()",
     )
     assert type(odd) is int and odd == 5 and odd != 6
     assert isinstance(liar, Unscorable) and liar.kind == "__main__.Liar"
@@ -228,6 +238,7 @@ def test_scorer_sends_plain_values_only(scorer: Helper) -> None:
     assert type(pair) is tuple and pair == (1, 2)
     assert text == "\udc80x"
     assert isinstance(deep, Unscorable) and "too large or too deeply nested" in deep.kind
+    assert keys == {1} and isinstance(items, Unscorable)  # a view compares as a set, if it can be one
 
 
 # --- sqlhelper ----------------------------------------------------------------------------------

@@ -102,6 +102,7 @@ class Runner:
     def _units(self, source: str, name: str, stop_line: int | None, whole: bool) -> list[ast.Module]:
         try:
             tree = ast.parse(source, name, "exec")
+            compile(tree, name, "exec", REPL_FLAGS, dont_inherit=True)  # as the REPL compiled it
         except (SyntaxError, ValueError):
             return []  # the cell never compiled, so it never ran
         linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)

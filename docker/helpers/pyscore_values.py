@@ -9,10 +9,11 @@ Every value becomes a list whose first item names its type:
 
 Integers and floats travel in hex (exact, no digit limit, nan and inf included). An instance of a
 subclass of one of these types is read through the base type's own methods, so what travels is the
-plain value it holds and none of its overridden methods runs. Anything else (functions, instances of
-other classes, values nested too deep or too large) is ``opaque``: the scorer compares it with
-nothing. The scorer decodes this form strictly on its own side; what the code under test does to this
-module can only change which plain values arrive, never what they are compared with.
+plain value it holds and none of its overridden methods runs. A dict's keys and items views travel
+as sets (they compare as sets do). Anything else (functions, instances of other classes, values
+nested too deep or too large) is ``opaque``: the scorer compares it with nothing. The scorer decodes
+this form strictly on its own side; what the code under test does to this module can only change
+which plain values arrive, never what they are compared with.
 """
 
 from __future__ import annotations
@@ -43,6 +44,17 @@ _BASES: tuple[type, ...] = (
     frozenset,
     dict,
 )
+
+
+_KEYS, _ITEMS = type({}.keys()), type({}.items())
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 class _TooLarge(Exception):
@@ -94,6 +106,11 @@ class _Encoder:
             return [base.__name__, base64.b64encode(data).decode("ascii")]
         if base is complex:
             return ["complex", float.hex(complex.real.__get__(value)), float.hex(complex.imag.__get__(value))]
+        if kind is _KEYS or kind is _ITEMS:  # compare like sets, as Python's own views do
+            items = [self.encode(item, depth + 1) for item in value]
+            return (
+                ["set", items] if kind is _KEYS or all(_hashable(i) for i in value) else _other(value, kind)
+            )
         return _other(value, kind)
 
 

@@ -17,6 +17,23 @@ failure, never an env error.
 
 :class:`AssertScorer` is the reusable unit: the Python env gives it sandboxes, the agent's cells and
 the gold's code; a dataset with another test format only needs to turn its tests into asserts.
+
+An honest function gets the outcome Python's own ``assert`` gives it, error text included (the
+MBPP gold replay and the re-score of the paper's gpt-3.5 log give the same reward as the tests run
+in the REPL, action for action). What can differ from running the tests in the agent's REPL:
+
+- Top-level expression statements, asserts and loops of the agent's cells are not rebuilt, so a
+  function that depends on their side effects (``sys.setrecursionlimit(...)``, a table a loop
+  filled) behaves otherwise; a statement that fails when rebuilt is skipped.
+- Built-ins the check uses are the interpreter's own: a global of the agent's named ``int`` no longer
+  changes ``int(f(x))`` (the entry point itself may be named like a built-in, as MBPP 126's ``sum``).
+- The expected side of MBPP 596 (``sys.getsizeof``) is the gold's: the agent's cells need no
+  top-level ``import sys`` for it, where a missing one used to fail the test with a NameError.
+- A result that is not plain data (an instance of the agent's own class, a generator) equals
+  nothing, where its own ``__eq__`` used to decide; a subclass of a plain type compares by the plain
+  value it holds (a ``Counter``, ``OrderedDict`` or namedtuple compared with a literal as before).
+- A call that ignores its deadline is cut when the runner does not answer within ``test_timeout``
+  plus 5 s; only that test fails, where every test of the run used to.
 """
 
 from __future__ import annotations
@@ -124,7 +141,7 @@ class RunnerSession:
         }
         budget = self.load_timeout + self.test_timeout
         reply = await self._request(payload, budget)
-        self.loaded = bool(reply.get("ok"))
+        self.loaded = True  # loaded, or failed for good: a load that timed out is not tried again
         if reply.get("restarted"):  # no answer in time, or the runner died while loading
             timed_out = f"TimeoutError: timed out after {budget:g} s"
             self.setup_error = timed_out if reply.get("timed_out") else str(reply.get("error"))
