@@ -19,8 +19,7 @@ which plain values arrive, never what they are compared with.
 from __future__ import annotations
 
 import base64
-import decimal
-import fractions
+import sys
 from typing import Any
 
 MAX_DEPTH = 100
@@ -121,9 +120,11 @@ def _other(value: Any, kind: type) -> Encoded:
         return ["ellipsis"]
     if kind is range:
         return ["range", *(int.__format__(n, "x") for n in (value.start, value.stop, value.step))]
-    if kind is fractions.Fraction:
+    # A Fraction or a Decimal exists only once its module was imported; the runner does not import them.
+    fractions, decimal = sys.modules.get("fractions"), sys.modules.get("decimal")
+    if fractions is not None and kind is fractions.Fraction:
         return ["fraction", int.__format__(value.numerator, "x"), int.__format__(value.denominator, "x")]
-    if kind is decimal.Decimal:
+    if decimal is not None and kind is decimal.Decimal:
         return ["decimal", decimal.Decimal.__str__(value)]
     return ["opaque", _label(kind)]
 
