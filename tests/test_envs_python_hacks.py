@@ -229,6 +229,35 @@ def second_largest(nums):
     assert await score(env, [liar]) == 0.0
 
 
+@pytest.mark.parametrize(
+    "line", ["[1]", '{"id": 999, "ok": true}', "[" * 100000 + "]" * 100000], ids=["list", "other-id", "bomb"]
+)
+async def test_junk_on_the_protocol_stream_scores_nothing_and_scoring_ends(line: str) -> None:
+    # A thread keeps writing lines that are not answers (JSON that is no object, answers to other
+    # requests, a nesting bomb) to every descriptor of the scoring process, and never stops, while
+    # the call itself never returns.
+    flood = f"""
+import os, signal, threading, time
+LINE = {line!r}.encode() + b"\\n"
+def _flood():
+    while True:
+        for fd in range(3, 32):
+            try:
+                os.write(fd, LINE)
+            except OSError:
+                pass
+        time.sleep(0.05)
+def second_largest(nums):
+    threading.Thread(target=_flood, daemon=True).start()
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    time.sleep(1000)
+"""
+    async with make_env("python", reward="strict", test_timeout=1) as env:
+        started = time.perf_counter()
+        assert await score(env, [flood]) == 0.0
+        assert time.perf_counter() - started < 90
+
+
 async def test_a_forked_daemon_scores_nothing_and_scoring_ends() -> None:
     daemon = """
 import json, os, time

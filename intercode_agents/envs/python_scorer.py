@@ -38,11 +38,12 @@ in the REPL, action for action). What can differ from running the tests in the a
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from intercode_agents.errors import IntercodeError
 from intercode_agents.rewards import TestOutcome
 from intercode_agents.rewards.python_asserts import ProbeResult, Side, SplitTest, evaluate, split_test
 from intercode_agents.rewards.python_values import MalformedValue, decode
@@ -50,6 +51,7 @@ from intercode_agents.sandbox import JsonSession, Sandbox
 
 RUNNER = ["python3", "/opt/intercode/pyscore.py"]
 _NOT_RUN = "RuntimeError: the scoring runner sent no result for this call"
+_GRACE_S = 5.0  # beyond the session's own grace, for a runner that keeps writing lines for other requests
 
 
 @dataclass(frozen=True)
@@ -119,14 +121,24 @@ class RunnerSession:
             self.session = None
 
     async def _request(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
-        assert self.session is not None
+        """One request, answered within ``timeout`` plus the grace periods whatever the runner's
+        process writes. Everything it sends is the code under test's to shape (a flood of lines for
+        other requests, a line that is JSON but no object), so any failure here is the submission's:
+        the runner is ended, and the next request starts a new one."""
+        session = self.session
+        assert session is not None
         try:
-            return await self.session.request(payload, timeout=timeout)
-        except (IntercodeError, OSError, TimeoutError) as exc:
+            async with asyncio.timeout(timeout + session.grace + _GRACE_S):
+                return await session.request(payload, timeout=timeout)
+        except Exception as exc:  # any: see the docstring
+            with contextlib.suppress(Exception):
+                await session.close()
+            error = "no answer in time" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
             return {
                 "ok": False,
                 "restarted": True,
-                "error": f"RuntimeError: the scoring sandbox failed: {exc}",
+                "timed_out": isinstance(exc, TimeoutError),
+                "error": f"RuntimeError: the scoring runner failed ({error})",
             }
 
     async def _load(self) -> None:
