@@ -286,3 +286,14 @@ async def test_a_submitted_name_that_does_not_exist_fails_the_setup() -> None:
     assert runs[0].setup_error == "NameError: name 'nope' is not defined"
     mine, _ = scorer.outcomes(runs, runs)
     assert mine == [TestOutcome(False, "setup failed: NameError: name 'nope' is not defined")]
+
+
+async def test_a_test_that_cannot_be_split_makes_the_task_corrupt_never_a_free_reward(env: Env) -> None:
+    task = make_task(
+        "unsplittable", "def f(x):\n    return x", ["assert all(f(i) == i for i in range(3))"], "f"
+    )
+    await env.reset(task=task)
+    await env.step("def f(x):\n    return x")
+    result = await env.evaluate("f")
+    assert (result.reward, result.corrupt) == (0.0, True)
+    assert "bound inside the test" in str(result.parts["unsplittable"])
