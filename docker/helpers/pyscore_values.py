@@ -24,6 +24,7 @@ from typing import Any
 
 MAX_DEPTH = 100
 MAX_ITEMS = 250_000  # values in one result, all levels together
+MAX_FRACTION_DIGITS = 10_000  # the scorer reduces a Fraction it receives: longer terms would take long
 MAX_CHARS = 2 << 20  # characters of str, bytes and digits in one result (the answer line stays < 16 MiB)
 
 Encoded = list[Any]
@@ -123,7 +124,9 @@ def _other(value: Any, kind: type) -> Encoded:
     # A Fraction or a Decimal exists only once its module was imported; the runner does not import them.
     fractions, decimal = sys.modules.get("fractions"), sys.modules.get("decimal")
     if fractions is not None and kind is fractions.Fraction:
-        return ["fraction", int.__format__(value.numerator, "x"), int.__format__(value.denominator, "x")]
+        terms = [int.__format__(value.numerator, "x"), int.__format__(value.denominator, "x")]
+        if max(len(t) for t in terms) <= MAX_FRACTION_DIGITS:
+            return ["fraction", *terms]
     if decimal is not None and kind is decimal.Decimal:
         return ["decimal", decimal.Decimal.__str__(value)]
     return ["opaque", _label(kind)]

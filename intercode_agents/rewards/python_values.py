@@ -20,6 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 MAX_DEPTH = 120  # the runner encodes at most 100 levels; anything deeper is malformed
+MAX_FRACTION_DIGITS = 10_000  # hex digits of a Fraction's numerator or denominator, as the runner sends
+MAX_DECIMAL_EXPONENT = 10_000
 
 
 class MalformedValue(ValueError):
@@ -123,12 +125,17 @@ def _decimal(args: list[Any], depth: int) -> decimal.Decimal:
     if not isinstance(text, str) or len(text) > 10_000:
         raise MalformedValue("a Decimal must travel as its text")
     try:
-        return decimal.Decimal(text)
+        value = decimal.Decimal(text)
     except decimal.InvalidOperation:
         raise MalformedValue(f"not a Decimal: {text!r:.60}") from None
+    if value.is_finite() and abs(value.adjusted()) > MAX_DECIMAL_EXPONENT:
+        raise MalformedValue("a Decimal's exponent is too large")  # int() of it would never end
+    return value
 
 
 def _fraction(args: list[Any], depth: int) -> fractions.Fraction:
+    if any(isinstance(a, str) and len(a) > MAX_FRACTION_DIGITS for a in args):
+        raise MalformedValue("a Fraction's terms are too long")  # reducing them could take minutes
     numerator, denominator = _hex_int(args[0]), _hex_int(args[1])
     if denominator <= 0:
         raise MalformedValue("a Fraction's denominator must be positive")
