@@ -1,4 +1,4 @@
-"""The in-container JSON-lines helpers (pyrepl, sqlhelper), driven over `docker run -i`."""
+"""The in-container JSON-lines helpers (pyrepl, pyscore, sqlhelper), driven over `docker run -i`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 from intercode_agents.errors import DatasetError, EngineUnavailable
 from intercode_agents.images import build_images, image_ref
+from intercode_agents.rewards.python_values import Unscorable, decode
 
 RUN = ["docker", "run", "-i", "--rm", "--network", "none", "--label", "intercode-agents=1"]
 
@@ -54,6 +55,13 @@ def _ensure_image(name: str) -> str:
 @pytest.fixture(scope="module")
 def repl() -> Iterator[Helper]:
     helper = Helper([*RUN, _ensure_image("python"), "python3", "/opt/intercode/pyrepl.py"])
+    yield helper
+    assert helper.close() == 0
+
+
+@pytest.fixture(scope="module")
+def scorer() -> Iterator[Helper]:
+    helper = Helper([*RUN, _ensure_image("python"), "python3", "/opt/intercode/pyscore.py"])
     yield helper
     assert helper.close() == 0
 
@@ -108,14 +116,16 @@ def test_repl_captures_all_output_in_order_and_caps_it(repl: Helper) -> None:
     assert capped["truncated"] is True and "truncated" in capped["output"] and len(capped["output"]) < 200
 
 
-def test_repl_runs_tests_each_under_a_timeout(repl: Helper) -> None:
-    repl(op="exec", code="def add(a, b):\n    return a + b")
-    tests = ["assert add(1, 2) == 3", "assert add(1, 1) == 3", "assert loop()"]
-    out = repl(op="run_tests", setup="def loop():\n    while True: pass", tests=tests, timeout=0.5)
-    assert [r["passed"] for r in out["results"]] == [True, False, False]
-    assert out["results"][1]["error"] == "AssertionError"
-    assert out["results"][2]["timed_out"] is True
-    assert repl(op="exec", code="'loop' in globals()")["output"] == "False\n"  # tests ran in a copy
+def test_repl_has_no_test_runner_and_says_where_a_cell_stopped(repl: Helper) -> None:
+    assert "unknown op 'run_tests'" in repl(op="run_tests", setup="", tests=["assert True"])["error"]
+    assert repl(op="exec", code="def boom():\n    return 1 / 0")["stopped_at_line"] is None
+    out = repl(op="exec", code="a = 1\n\nboom()\nb = 2")
+    assert out["error"] == "ZeroDivisionError: division by zero" and out["stopped_at_line"] == 3
+    out = repl(op="exec", code="x = 1\nwhile True:\n    pass", timeout=0.5)
+    assert out["timed_out"] is True and out["stopped_at_line"] == 2
+    echo = repl(op="exec", code="class R:\n    def __repr__(self):\n        raise ValueError('no')\nR()")
+    assert echo["error"] == "ValueError: no" and echo["stopped_at_line"] is None  # every statement ran
+    assert repl(op="exec", code="def f(:")["stopped_at_line"] is None  # never compiled, never ran
 
 
 def test_repl_eval_reset_and_bad_requests(repl: Helper) -> None:
@@ -126,6 +136,109 @@ def test_repl_eval_reset_and_bad_requests(repl: Helper) -> None:
     assert "unknown op 'fly'" in repl(op="fly")["error"]
     assert "needs 'code'" in repl(op="exec")["error"]
     assert "'timeout'" in repl(op="exec", code="1", timeout=-1)["error"]
+
+
+# --- pyscore ----------------------------------------------------------------------------------
+
+
+def _values(scorer: Helper, *exprs: str) -> list[Any]:
+    results = scorer(op="probe", exprs=list(exprs), timeout=5)["results"]
+    return [decode(r["value"]) if "value" in r else r["error"] for r in results]
+
+
+def test_scorer_keeps_only_definitions_of_the_cells_up_to_where_they_stopped(scorer: Helper) -> None:
+    assert scorer.ready["ready"] is True and scorer.ready["helper"] == "pyscore"
+    assert scorer(op="probe", exprs=["1"], timeout=5)["loaded"] is False
+    cells = [
+        {"code": "from __future__ import annotations\nimport math\nseen = []\nTOP: int = 2 ** 4"},
+        {"code": "seen.append('expression')\nprint('shown')\nfor i in range(3):\n    seen.append(i)"},
+        {"code": "try:\n    import numpy\nexcept ImportError:\n    numpy = None\nif TOP:\n    FLAG = 1"},
+        {"code": "if __name__ == '__main__':\n    seen.append('main')\nassert False"},
+        {
+            "code": "def f(x: Missing) -> int:\n    return x + TOP\nundefined\ndef f(x):\n    return 0",
+            "stop_line": 3,
+        },
+        {"code": "g = lambda: 1\nh = missing_name\nk = 3"},  # the failing statement alone is skipped
+        {"code": "def broken(:"},
+        {"code": "late = 1\nfrom __future__ import annotations"},  # compiles statement by statement only
+    ]
+    out = scorer(op="load", cells=cells, setup="s = f(1)", timeout=10)
+    assert out["ok"] and out["setup_error"] is None and out["timed_out"] is False
+    assert out["error_count"] == 1 and out["errors"] == ["NameError: name 'missing_name' is not defined"]
+    assert _values(scorer, "seen", "TOP", "numpy", "FLAG", "f(1)", "s", "g()", "k", "__name__") == [
+        [],
+        16,
+        None,
+        1,
+        17,
+        17,
+        1,
+        3,
+        "__main__",
+    ]
+    assert _values(scorer, "broken", "i", "late") == [
+        "NameError: name 'broken' is not defined",
+        "NameError: name 'i' is not defined",
+        "NameError: name 'late' is not defined",
+    ]
+
+
+def test_scorer_runs_a_whole_cell_as_the_repl_would(scorer: Helper) -> None:
+    code = "seen = []\nfor i in range(3):\n    seen.append(i)\nprint('out')\nseen.append('end')"
+    out = scorer(op="load", cells=[{"code": code}], whole=True, setup="", timeout=10)
+    assert out["ok"] and out["error_count"] == 0
+    assert _values(scorer, "seen") == [[0, 1, 2, "end"]]
+
+
+def test_scorer_reports_setup_errors_and_timeouts(scorer: Helper) -> None:
+    out = scorer(op="load", cells=[], setup="root = Node(1)", timeout=10)
+    assert out["setup_error"] == "NameError: name 'Node' is not defined"
+    out = scorer(op="load", cells=[], setup="while True: pass", setup_timeout=0.5, timeout=10)
+    assert out["setup_error"] == "TimeoutError: timed out after 0.5 s"
+    out = scorer(op="load", cells=[{"code": "x = 1\ny = sum(1 for _ in iter(int, 1))"}], timeout=0.5)
+    assert out["timed_out"] is True and out["errors"] == ["TimeoutError: timed out after 0.5 s"]
+
+
+def test_scorer_probes_answer_values_errors_and_timeouts_in_order(scorer: Helper) -> None:
+    code = (
+        "def f(x):\n    print('noise')\n    return [x, (x,), {x}, {'k': x}]\ndef loop():\n    while 1: pass"
+    )
+    scorer(op="load", cells=[{"code": code}], timeout=10)
+    out = scorer(op="probe", exprs=["f(2)", "1 / 0", "loop()", "f(3)"], timeout=0.5)
+    assert out["ok"] and out["loaded"] is True
+    first, second, third = out["results"]  # the deadline stopped the rest
+    assert decode(first["value"]) == [2, (2,), {2}, {"k": 2}]
+    assert second == {"error": "ZeroDivisionError: division by zero", "timed_out": False}
+    assert third == {"error": "TimeoutError: timed out after 0.5 s", "timed_out": True}
+
+
+def test_scorer_sends_plain_values_only(scorer: Helper) -> None:
+    code = (
+        "from collections import Counter, namedtuple\n"
+        "class Odd(int):\n    def __eq__(self, other):\n        return True\n"
+        "class Liar:\n    __class__ = property(lambda self: int)\n"
+        "P = namedtuple('P', 'a b')\n"
+        "deep = []\nfor _ in range(300):\n    deep = [deep]\n"
+    )
+    scorer(op="load", cells=[{"code": code}], whole=True, timeout=10)
+    odd, liar, counter, pair, text, deep, keys, items = _values(
+        scorer,
+        "Odd(5)",
+        "Liar()",
+        "Counter('aab')",
+        "P(1, 2)",
+        "'\\udc80x'",
+        "deep",
+        "{1: 2}.keys()",
+        "{1: [2]}.items()",
+    )
+    assert type(odd) is int and odd == 5 and odd != 6
+    assert isinstance(liar, Unscorable) and liar.kind == "__main__.Liar"
+    assert type(counter) is dict and counter == {"a": 2, "b": 1}
+    assert type(pair) is tuple and pair == (1, 2)
+    assert text == "\udc80x"
+    assert isinstance(deep, Unscorable) and "too large or too deeply nested" in deep.kind
+    assert keys == {1} and isinstance(items, Unscorable)  # a view compares as a set, if it can be one
 
 
 # --- sqlhelper ----------------------------------------------------------------------------------

@@ -1,10 +1,14 @@
 """A persistent Python REPL speaking JSON lines on stdin/stdout (stdlib only).
 
 Ops (every request may carry "id", echoed back):
-  {"op": "exec", "code", "timeout", "max_output"} -> {"ok", "output", "error", "timed_out", "truncated"}
+  {"op": "exec", "code", "timeout", "max_output"} -> {"ok", "output", "error", "timed_out", "truncated",
+                                                     "stopped_at_line"}
   {"op": "eval", "expr", "timeout"}               -> {"ok", "value", "error", "timed_out"}
-  {"op": "run_tests", "setup", "tests", "timeout"} -> {"ok", "setup_error", "results": [...]}
   {"op": "reset"} -> fresh globals;  {"op": "ping"} -> {"ok": true}
+
+``stopped_at_line`` is the line of the cell's top-level statement that raised (or was running at the
+deadline), or null when every statement ran. The env keeps each cell's source with it, so that
+scoring can rebuild the agent's definitions elsewhere: tests never run in this process.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from pyrepl_capture import Capture, FdForwarder, run_with_deadline
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_OUTPUT = 65536
-TEST_OUTPUT_LIMIT = 4096
+EVAL_OUTPUT_LIMIT = 4096
 MAX_VALUE_CHARS = 1_000_000
 CELL_PREFIX = "<cell "
 
@@ -49,6 +53,7 @@ class Outcome:
         self.traceback_text = ""
         self.timed_out = False
         self.value: Any = None
+        self.stopped_at_line: int | None = None
 
 
 def _user_frames(tb: TracebackType | None) -> TracebackType | None:
@@ -58,15 +63,24 @@ def _user_frames(tb: TracebackType | None) -> TracebackType | None:
     return tb
 
 
+def _cell_line(tb: TracebackType | None, cell: str) -> int | None:
+    """The line the cell's own top-level code was at in a traceback (None: it was not running)."""
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == cell and code.co_name == "<module>":
+            return tb.tb_lineno
+        tb = tb.tb_next
+    return None
+
+
 class Repl:
     def __init__(self, forwarder: FdForwarder) -> None:
         self.forwarder = forwarder
         self.globals = fresh_globals()
         self._cells = itertools.count(1)
 
-    def _compile(self, source: str) -> tuple[CodeType, CodeType | None]:
+    def _compile(self, source: str, name: str) -> tuple[CodeType, CodeType | None]:
         """Compile a cell; when it ends in an expression, that expression is compiled apart to echo it."""
-        name = f"{CELL_PREFIX}{next(self._cells)}>"
         linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
         tree = ast.parse(source, name, "exec")
         last: CodeType | None = None
@@ -79,10 +93,11 @@ class Repl:
         self, source: str, namespace: dict[str, Any], timeout: float, sink: Capture, echo: bool
     ) -> Outcome:
         outcome = Outcome()
+        cell = f"{CELL_PREFIX}{next(self._cells)}>"
         self.forwarder.set_sink(sink)
 
         def body() -> None:
-            code, last = self._compile(source)
+            code, last = self._compile(source, cell)
             exec(code, namespace)
             if last is not None:
                 outcome.value = eval(last, namespace)
@@ -90,11 +105,15 @@ class Repl:
                     print(repr(outcome.value))
 
         try:
-            outcome.timed_out = run_with_deadline(body, timeout)
+            stopped = run_with_deadline(body, timeout)
+            if stopped is not None:
+                outcome.timed_out = True
+                outcome.stopped_at_line = _cell_line(stopped.__traceback__, cell)
         except BaseException as exc:
             lines = traceback.format_exception(type(exc), exc, _user_frames(exc.__traceback__))
             outcome.traceback_text = "".join(lines)
             outcome.error = lines[-1].strip() if lines else type(exc).__name__
+            outcome.stopped_at_line = _cell_line(exc.__traceback__, cell)
         finally:
             self.forwarder.sync()
             self.forwarder.set_sink(None)
@@ -117,6 +136,7 @@ class Repl:
             "error": outcome.error,
             "timed_out": outcome.timed_out,
             "truncated": sink.truncated,
+            "stopped_at_line": outcome.stopped_at_line,
         }
 
     def op_eval(self, req: Request) -> Response:
@@ -128,7 +148,7 @@ class Repl:
         timeout = get_timeout(req, DEFAULT_TIMEOUT_S)
         # repr() runs under the same deadline: a __repr__ can loop too.
         source = f"repr(({expr}\n))"
-        outcome = self._run(source, self.globals, timeout, Capture(TEST_OUTPUT_LIMIT), echo=False)
+        outcome = self._run(source, self.globals, timeout, Capture(EVAL_OUTPUT_LIMIT), echo=False)
         value = outcome.value if outcome.error is None and isinstance(outcome.value, str) else None
         return {
             "ok": outcome.error is None,
@@ -137,28 +157,6 @@ class Repl:
             "error": outcome.error,
             "timed_out": outcome.timed_out,
         }
-
-    def op_run_tests(self, req: Request) -> Response:
-        setup = req.get("setup") or ""
-        tests = req.get("tests")
-        if not isinstance(setup, str):
-            raise RequestError("'setup' must be a string")
-        if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
-            raise RequestError("'tests' must be a list of strings")
-        timeout = get_timeout(req, DEFAULT_TIMEOUT_S)
-        namespace = dict(self.globals)
-        setup_error: str | None = None
-        if setup.strip():
-            ran = self._run(setup, namespace, timeout, Capture(TEST_OUTPUT_LIMIT), echo=False)
-            setup_error = ran.error
-        results = []
-        for test in tests:
-            if setup_error is not None:
-                results.append({"passed": False, "error": f"setup failed: {setup_error}", "timed_out": False})
-                continue
-            ran = self._run(test, namespace, timeout, Capture(TEST_OUTPUT_LIMIT), echo=False)
-            results.append({"passed": ran.error is None, "error": ran.error, "timed_out": ran.timed_out})
-        return {"ok": True, "setup_error": setup_error, "results": results}
 
     def op_reset(self, req: Request) -> Response:
         self.globals = fresh_globals()
@@ -177,7 +175,6 @@ def main() -> int:
     handlers = {
         "exec": repl.op_exec,
         "eval": repl.op_eval,
-        "run_tests": repl.op_run_tests,
         "reset": repl.op_reset,
         "ping": lambda req: {"ok": True},
     }

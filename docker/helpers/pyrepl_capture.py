@@ -5,6 +5,7 @@
   ``Capture``. ``print`` output (through ``stream``), ``os.system``, subprocesses and C extensions
   all go through that pipe, so their output keeps its order.
 - ``run_with_deadline``: runs a callable with SIGALRM raising ``ExecTimeout`` at the deadline.
+- ``error_line``: the one-line text of an exception, as the last line of its traceback reads.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import secrets
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Callable
 
 # After the first alarm the timer keeps firing at this interval, so code that swallows the
@@ -118,8 +120,9 @@ def _on_alarm(signum: int, frame: object) -> None:
     raise ExecTimeout
 
 
-def run_with_deadline(fn: Callable[[], None], timeout: float) -> bool:
-    """Run ``fn``; return True when it was stopped at the deadline. Other exceptions propagate."""
+def run_with_deadline(fn: Callable[[], None], timeout: float) -> ExecTimeout | None:
+    """Run ``fn``; return the ``ExecTimeout`` that stopped it at the deadline (its traceback says
+    where), or None when it finished. Other exceptions propagate."""
     signal.signal(signal.SIGALRM, _on_alarm)
     try:
         signal.setitimer(signal.ITIMER_REAL, timeout)
@@ -127,6 +130,13 @@ def run_with_deadline(fn: Callable[[], None], timeout: float) -> bool:
             fn()
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-    except ExecTimeout:
-        return True
-    return False
+    except ExecTimeout as stopped:
+        return stopped
+    return None
+
+
+def error_line(exc: BaseException) -> str:
+    """``NameError: name 'f' is not defined``: the last line of the exception's traceback. The
+    traceback is given, so a NameError or AttributeError carries Python's "Did you mean" hint."""
+    lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    return lines[-1].strip() if lines else type(exc).__name__

@@ -1,32 +1,30 @@
 """The Python env: MBPP functions written in a persistent REPL and checked by the task's asserts.
 
 The REPL is a JSON-lines helper in the sandbox that keeps its globals between steps; each episode
-starts a new helper process (fresh globals) in a verified-pristine sandbox. ``submit NAME`` names the
-agent's function; the task's tests run against it (aliased to the expected name when they differ), and
-against the gold solution in its own pristine sandbox, each test under its own timeout.
+starts a new helper process (fresh globals) in a pristine sandbox. The env keeps the source of every
+cell the agent ran (and where it stopped, when it raised), which is what scoring uses: ``submit NAME``
+names the agent's function, and the task's tests run against it (aliased to the expected name when
+they differ) in a sandbox of their own, never in the agent's REPL (see
+:mod:`~intercode_agents.envs.python_scorer`), and against the gold solution in another.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import Any
 
 from intercode_agents.datasets import Task
 from intercode_agents.envs.base import ActionResult
 from intercode_agents.envs.pooled import PooledEnv
-from intercode_agents.rewards import RewardResult, TestOutcome, python_reward
+from intercode_agents.envs.python_scorer import AssertScorer, Cell, Program, TestRun
+from intercode_agents.errors import ConfigError
+from intercode_agents.rewards import RewardResult, python_reward
+from intercode_agents.rewards.python_asserts import UnsplittableTest
 from intercode_agents.sandbox import JsonSession, Sandbox
 
 HELPER = ["python3", "/opt/intercode/pyrepl.py"]
-TEST_TIMEOUT = 10.0
-_GOLD_CACHE: dict[tuple[str, str], list[TestOutcome]] = {}  # (image id, task id) -> the gold's outcomes
-
-
-def _outcomes(reply: dict[str, Any], n: int) -> list[TestOutcome]:
-    results = reply.get("results") if reply.get("ok") else None
-    if not isinstance(results, list) or len(results) != n:
-        error = str(reply.get("error") or "the tests could not run")
-        return [TestOutcome(passed=False, error=error, timed_out=bool(reply.get("timed_out")))] * n
-    return [TestOutcome(bool(r.get("passed")), r.get("error"), bool(r.get("timed_out"))) for r in results]
+_GOLD_CACHE: dict[tuple[str, str], list[TestRun]] = {}  # (image id, task id) -> the gold's probe results
 
 
 def alias_line(submitted: str, expected: str | None) -> str:
@@ -37,15 +35,27 @@ def alias_line(submitted: str, expected: str | None) -> str:
     return ""
 
 
+def _stop_line(reply: dict[str, Any]) -> int | None:
+    line = reply.get("stopped_at_line")
+    return line if isinstance(line, int) and not isinstance(line, bool) else None
+
+
 class PythonEnv(PooledEnv):
     name = "python"
     language = "python"
     default_image = "python"
     submit_takes_argument = True
 
-    def __init__(self, **kw: Any) -> None:
+    def __init__(self, *, test_timeout: float = 10.0, load_timeout: float = 60.0, **kw: Any) -> None:
         super().__init__(**kw)
+        if test_timeout <= 0 or load_timeout <= 0:
+            raise ConfigError(
+                f"test_timeout and load_timeout must be positive, got {test_timeout}, {load_timeout}"
+            )
+        self.test_timeout = test_timeout
+        self.load_timeout = load_timeout
         self.repl: JsonSession | None = None
+        self.cells: list[Cell] = []  # what the current REPL process ran, in order
 
     def task_prompt(self, task: Task) -> str:
         entry = task.meta.get("entry_point")
@@ -54,6 +64,7 @@ class PythonEnv(PooledEnv):
         return task.query
 
     async def _start_repl(self, sb: Sandbox) -> JsonSession:
+        self.cells = []
         return await sb.json_session(HELPER, ready_timeout=60)
 
     async def _prepare(self, task: Task) -> None:
@@ -71,6 +82,10 @@ class PythonEnv(PooledEnv):
             {"op": "exec", "code": action, "timeout": self.action_timeout, "max_output": 1 << 20},
             timeout=self.action_timeout,
         )
+        if reply.get("restarted"):
+            self.cells = []  # a new helper process: the globals the cells made are gone
+        else:
+            self.cells.append(Cell(action, _stop_line(reply) if reply.get("error") else None))
         output = str(reply.get("output") or "")
         error = reply.get("error")
         if error and error not in output:
@@ -85,35 +100,59 @@ class PythonEnv(PooledEnv):
             output_truncated=bool(reply.get("truncated")),
         )
 
-    async def _run_tests(self, repl: JsonSession, task: Task, extra_setup: str = "") -> list[TestOutcome]:
+    def _scorer(self, task: Task) -> AssertScorer:
+        entry = task.meta.get("entry_point")
+        if not entry:
+            raise ConfigError(f"task {task.id} names no entry point, so its tests cannot be scored")
         tests = list(task.meta.get("tests") or [])
-        setup = str(task.meta.get("test_setup_code") or "") + extra_setup
-        reply = await repl.request(
-            {"op": "run_tests", "setup": setup, "tests": tests, "timeout": TEST_TIMEOUT},
-            timeout=TEST_TIMEOUT * (len(tests) + 1),
-        )
-        return _outcomes(reply, len(tests))
+        return AssertScorer(tests, str(entry), test_timeout=self.test_timeout, load_timeout=self.load_timeout)
 
-    async def _gold(self, task: Task) -> list[TestOutcome]:
-        """The tests' outcomes for the gold solution, in a pristine sandbox (cached per process)."""
+    async def _run(
+        self, task: Task, scorer: AssertScorer, program: Program, *, trusted: bool
+    ) -> list[TestRun]:
+        """Run ``program``'s probes in a pristine sandbox of its own: for the agent's code, one
+        nobody used (removed afterwards); for the gold's, one no agent touched (recycled for the
+        harness only when it matches its fresh fingerprint)."""
+        sb, pool = await self.borrow(task.image, trusted=trusted)
+        try:
+            return await scorer.run(sb, program, None if trusted else "agent")
+        finally:
+            await pool.release(sb, dirty=not trusted)
+
+    async def _gold(self, task: Task, scorer: AssertScorer) -> list[TestRun]:
+        """Every probe's result for the gold solution (cached per process)."""
         key = (getattr(self.sandbox, "image_id", None) or task.image, task.id)
         if key not in _GOLD_CACHE:
-            sb, pool = await self.borrow(task.image, trusted=True)
-            try:
-                repl = await self._start_repl(sb)
-                await repl.request({"op": "exec", "code": task.gold, "timeout": 60}, timeout=60)
-                _GOLD_CACHE[key] = await self._run_tests(repl, task)
-            finally:
-                await pool.release(sb)
+            setup = str(task.meta.get("test_setup_code") or "")
+            program = Program((Cell(task.gold),), setup, whole=True)
+            _GOLD_CACHE[key] = await self._run(task, scorer, program, trusted=True)
         return _GOLD_CACHE[key]
 
     async def _score(self, submission: str) -> RewardResult:
         task = self._require_task()
-        assert self.repl is not None
         tests = list(task.meta.get("tests") or [])
-        agent = await self._run_tests(self.repl, task, alias_line(submission, task.meta.get("entry_point")))
-        return python_reward(tests, agent, await self._gold(task), self.reward_mode)
+        try:
+            scorer = self._scorer(task)
+        except UnsplittableTest as exc:
+            note = f"a test cannot be scored out of the agent's reach, so the task is unscored: {exc}"
+            return RewardResult(0.0, {"tests": len(tests), "unsplittable": str(exc)}, corrupt=True, note=note)
+        setup = str(task.meta.get("test_setup_code") or "") + alias_line(
+            submission, task.meta.get("entry_point")
+        )
+        program = Program(tuple(self.cells), setup)
+        gold = asyncio.ensure_future(self._gold(task, scorer))  # both sandboxes work at once
+        try:
+            agent_runs = await self._run(task, scorer, program, trusted=False)
+            gold_runs = await gold
+        finally:
+            if not gold.done():
+                gold.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await gold
+        agent_outcomes, gold_outcomes = scorer.outcomes(agent_runs, gold_runs)
+        return python_reward(tests, agent_outcomes, gold_outcomes, self.reward_mode)
 
     async def close(self) -> None:
         self.repl = None
+        self.cells = []
         await super().close()

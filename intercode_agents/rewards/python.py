@@ -2,8 +2,10 @@
 
 What the env supplies: the task's test statements (``task.meta["tests"]``) and, for each test, a
 :class:`TestOutcome` for the agent's code and one for the gold code, each run after the task's
-``test_setup_code`` in fresh globals, every test under its own timeout (the Python helper's
-``run_tests`` op returns exactly these fields).
+``test_setup_code`` in fresh globals, every test under its own timeout. The error text is the last
+line of the traceback the assert would give (``AssertionError``, ``NameError: name 'f' is not
+defined``, ``TimeoutError: timed out after 10 s``); see ``envs/python_scorer.py`` for how the env
+runs the tests out of the agent's reach.
 
 - ``intercode`` (the original): the share of tests whose outcome equals the gold's, pass or fail,
   error text included. A test the gold fails counts as solved when the agent fails it the same way.
