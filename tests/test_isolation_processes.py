@@ -56,3 +56,25 @@ async def test_background_writers_never_break_the_sandbox(bash_image):
         r = await shell.run("echo fresh session")
         assert r.exit_code == 0 and "fresh session" in r.output
         assert (await sb.exec("echo once more")).exit_code == 0
+
+
+async def test_junk_on_a_helpers_protocol_stream_never_breaks_a_request(bash_image):
+    """What code run by a helper writes to the helper's own output is skipped, never an error."""
+    helper = r"""
+echo '{"ready": true}'
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed 's/.*"id": \([0-9]*\).*/\1/')
+  printf '[1]\n{"ok": true, "id": 999}\nnot json\n'; printf '%0.s[' $(seq 3000); echo
+  printf '{"ok": true, "id": %s}\n' "$id"
+done
+"""
+    async with Sandbox(bash_image, cmd=SLEEPER) as sb:
+        js = await sb.json_session(["bash", "-c", helper], grace=0.5)
+        for _ in range(2):
+            reply = await js.request({"op": "ping"}, timeout=5)
+            assert reply["ok"] is True and not reply.get("restarted")
+        liar = await sb.json_session(
+            ["bash", "-c", "echo '{\"ready\": true}'; while :; do echo '{\"id\": 0}'; done"]
+        )
+        reply = await liar.request({"op": "ping"}, timeout=1)  # endless foreign lines: the deadline holds
+        assert reply["timed_out"] and reply["restarted"]

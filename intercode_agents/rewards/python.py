@@ -62,12 +62,14 @@ def python_reward(
 
     kept = [i for i, g in enumerate(gold) if g.passed and not g.timed_out]
     passed = sum(agent[i].passed and not agent[i].timed_out for i in kept)
-    failing = [tests[i] for i in kept if not (agent[i].passed and not agent[i].timed_out)]
+    failing = [i for i in kept if not (agent[i].passed and not agent[i].timed_out)]
     parts = {
         "tests": len(kept),
         "passed": passed,
         "dropped_gold_failures": len(tests) - len(kept),
         "timeouts": timeouts,
+        # Its position, never its text: the tests (expected values included) stay the scorer's own,
+        # and parts reach places an agent may read (a submit tool's artifact, an MCP client).
         "first_failing_test": failing[0] if failing else None,
     }
     if not kept:

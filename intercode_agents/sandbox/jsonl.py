@@ -22,6 +22,15 @@ if TYPE_CHECKING:
 GOODBYE = b'{"op": "exit"}\n'  # the request that ends a helper (see docker/helpers/jsonl_protocol.py)
 
 
+def _parse(text: str) -> dict[str, Any] | None:
+    """A response line as a JSON object, or None for anything else (bad JSON, a nesting bomb)."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
 class JsonSession:
     def __init__(
         self,
@@ -58,11 +67,14 @@ class JsonSession:
             self._argv, user=self._user, workdir=self._workdir, env=self._env, goodbye=GOODBYE
         )
         self._proc = proc
-        line = await proc.read_line(self.ready_timeout, self.max_line)
-        try:
-            self.ready_info = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SessionDied(f"helper {self._argv[0]} did not start: {line[:300]!r}") from exc
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.ready_timeout
+        while True:  # (a left-over writer's lines may come first)
+            line = await proc.read_line(max(deadline - loop.time(), 0.001), self.max_line)
+            info = _parse(line)
+            if info is not None and "ready" in info:
+                break
+        self.ready_info = info
         if not self.ready_info.get("ready"):
             raise SessionDied(f"helper {self._argv[0]} failed to start: {self.ready_info.get('error', line)}")
         return self
@@ -82,12 +94,16 @@ class JsonSession:
             self._next_id += 1
             body = {**payload, "id": self._next_id}
             line = json.dumps(body)  # ASCII: a lone surrogate travels as an escape, never raises
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + timeout + self.grace
             try:
                 await self._proc.write(line.encode("ascii") + b"\n")
                 while True:
-                    text = await self._proc.read_line(timeout + self.grace, self.max_line)
-                    response = json.loads(text)
-                    if response.get("id") in (None, self._next_id):
+                    text = await self._proc.read_line(max(deadline - loop.time(), 0.001), self.max_line)
+                    response = _parse(text)
+                    # Lines that are not this request's answer (what code run by the helper wrote to
+                    # its output, say) are skipped; the deadline bounds the wait whatever comes.
+                    if response is not None and response.get("id") == self._next_id:
                         return response
             except TimeoutError:
                 await self._restart()
@@ -97,7 +113,7 @@ class JsonSession:
                     "restarted": True,
                     "error": f"no answer within {timeout + self.grace:g}s; the helper was restarted",
                 }
-            except (SessionDied, json.JSONDecodeError) as exc:
+            except SessionDied as exc:
                 await self._restart()
                 return {
                     "ok": False,

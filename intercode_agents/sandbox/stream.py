@@ -233,7 +233,8 @@ class ProcessStream:
         deadline = loop.time() + timeout
         try:
             while await self.read(max(deadline - loop.time(), 0.001)) is not None:
-                pass
+                if loop.time() >= deadline:
+                    return False  # (a process that never stops writing)
         except TimeoutError:
             return False
         return True
