@@ -33,14 +33,17 @@ DigestKey = tuple[str, bool]  # (path, deep)
 
 
 def _digest_json(d: PathDigest) -> list[Any]:
-    return [d.kind, d.md5, d.files]
+    return [d.kind, d.md5, d.files] + ([d.followed] if d.followed is not None else [])
 
 
 def _digest_of(raw: Any) -> PathDigest:
-    kind, md5, files = raw
-    if kind not in ("file", "dir", "link", "other", "missing") or not isinstance(files, int):
+    kind, md5, files, *rest = raw
+    followed = rest[0] if rest else None
+    if kind not in ("file", "dir", "link", "other", "missing") or not isinstance(files, int) or len(rest) > 1:
         raise ValueError(f"not a digest: {raw!r}")
-    return PathDigest(kind, md5 if isinstance(md5, str) else None, files)
+    return PathDigest(
+        kind, md5 if isinstance(md5, str) else None, files, followed if isinstance(followed, str) else None
+    )
 
 
 def facts_to_json(gold: str, facts: GoldFacts) -> dict[str, Any]:

@@ -16,7 +16,7 @@ folders are dropped.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from intercode_agents.errors import ConfigError
@@ -74,11 +74,23 @@ class PathDigest:
     ``md5``: a file's content; a link's target text; for a folder, one md5 over the sorted
     (relative path, md5) pairs of every file and link below it. ``files`` counts the files and links
     below a folder (1 for a file or link). Missing paths have kind "missing" and no md5.
+    ``followed`` (links only, not part of equality): what the link leads to, as ``md5sum`` sees it
+    (``"file <md5>"``, ``"dir"``, ``"other"`` or ``"missing"``); the intercode content check uses it.
     """
 
     kind: DigestKind
     md5: str | None = None
     files: int = 0
+    followed: str | None = field(default=None, compare=False)
+
+
+def md5sum_view(digest: PathDigest | None) -> str:
+    """What ``md5sum PATH`` told of this path, the path's name aside: it follows links."""
+    if digest is None or digest.kind == "missing":
+        return "missing"
+    if digest.kind == "link":
+        return digest.followed or "missing"
+    return f"file {digest.md5}" if digest.kind == "file" else digest.kind  # a folder: "Is a directory"
 
 
 MISSING = PathDigest("missing")
