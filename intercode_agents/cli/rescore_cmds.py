@@ -9,15 +9,13 @@ from typing import Annotated
 import typer
 
 from intercode_agents.cli.app import app, console, err_console, friendly
-from intercode_agents.cli.run_cmds import INTERRUPTED_EXIT, ConcurrencyOpt, ProgressOpt, RewardOpt
-
-ExecutionOpt = Annotated[
-    str,
-    typer.Option(
-        "--execution",
-        help="How Bash/CTF actions run: session (persistent shell) or paper (as the original ran them).",
-    ),
-]
+from intercode_agents.cli.run_cmds import (
+    INTERRUPTED_EXIT,
+    ConcurrencyOpt,
+    ExecutionOpt,
+    ProgressOpt,
+    RewardOpt,
+)
 
 
 @app.command("rescore")
@@ -51,13 +49,14 @@ def rescore_cmd(
       intercode-agents rescore ic_bash_multiturn_gpt-3.5_10_turns_fs_1.json --execution paper
       intercode-agents rescore my_log.json --env bash/fs2 --limit 5 --json
     """
+    from intercode_agents.envs.paper_execution import EXECUTION_MODES
     from intercode_agents.errors import ConfigError
     from intercode_agents.runner.interrupt import Interrupted, run_interruptible
     from intercode_agents.runner.rescore import rescore_file
     from intercode_agents.runner.rescore_view import rescore_view
 
-    if execution not in ("session", "paper"):
-        raise ConfigError(f"unknown execution mode {execution!r}; choose session or paper")
+    if execution not in EXECUTION_MODES:
+        raise ConfigError(f"unknown execution mode {execution!r}; choose {' or '.join(EXECUTION_MODES)}")
     if worst < 0:
         raise ConfigError(f"--worst must be 0 or more, got {worst}")
 

@@ -157,6 +157,7 @@ async def run_eval(
     turns: int = DEFAULT_TURNS,
     concurrency: int = 1,
     reward: str = "intercode",
+    execution: str = "session",
     out_dir: str | Path | None = None,
     resume: bool = False,
     seed: int | None = None,
@@ -167,11 +168,14 @@ async def run_eval(
     """Run (or resume) an evaluation and write ``run.json``, ``trajectories.jsonl`` and ``summary.json``.
 
     Cancelling it (Ctrl-C) keeps every finished episode on disk and removes the containers; run it
-    again with ``resume=True`` and the same settings to finish the remaining tasks.
+    again with ``resume=True`` and the same settings to finish the remaining tasks. ``execution``
+    "paper" runs Bash and CTF actions as the original InterCode ran them (see
+    :mod:`intercode_agents.envs.paper_execution`), to compare with the paper's table like for like.
     """
     _check_numbers(limit, turns, concurrency)
     if reward not in REWARD_MODES:
         raise ConfigError(f"unknown reward mode {reward!r}; choose one of {', '.join(REWARD_MODES)}")
+    check_execution(env_name, execution)
     tasks = choose_tasks(env_name, selector, limit)
     player, chat = make_player(model, strategy, turns=turns, seed=seed, strategy_settings=strategy_settings)
     if isinstance(player, HumanPlayer):
@@ -180,6 +184,7 @@ async def run_eval(
         raise ConfigError("resume needs the run directory: pass --out DIR together with --resume")
     out = Path(out_dir) if out_dir is not None else default_out_dir(env_name, player.strategy, player.model)
     settings = _settings(env_name, tasks, player, selector, limit, turns, reward, seed, concurrency)
+    settings["execution"] = execution
 
     ids = await image_ids(tasks)
     await load_local_model(chat)
@@ -206,7 +211,7 @@ async def run_eval(
                 todo,
                 player,
                 concurrency=concurrency,
-                env_options={"reward": reward},
+                env_options={"reward": reward, "execution": execution},
                 image_ids=ids,
                 on_done=on_done,
             )
@@ -216,6 +221,18 @@ async def run_eval(
     summary = summarize(records, turn_budget=budget)
     write_json(out / SUMMARY, summary)
     return EvalResult(out, summary, records, len(new), len(previous), wall)
+
+
+def check_execution(env_name: str, execution: str) -> None:
+    """A clear error for an execution mode the env does not have (only Bash and CTF have "paper")."""
+    from intercode_agents.envs.registry import env_class
+
+    modes = env_class(env_name).execution_modes
+    if execution not in modes:
+        raise ConfigError(
+            f"the {env_name} env has no {execution!r} execution; it has {', '.join(modes)}"
+            + (" (paper execution is for bash and ctf)" if execution == "paper" else "")
+        )
 
 
 def _settings(

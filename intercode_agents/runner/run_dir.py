@@ -24,7 +24,9 @@ SUMMARY = "summary.json"
 
 #: Settings that decide what a run's records mean; a resume must match them exactly.
 IDENTITY_KEYS = ("env", "tasks", "limit", "task_ids", "strategy", "strategy_settings", "model")
-IDENTITY_KEYS += ("model_settings", "turns", "reward", "seed")
+IDENTITY_KEYS += ("model_settings", "turns", "reward", "seed", "execution")
+# Identity keys added later: a run written before them had this value.
+_IDENTITY_DEFAULTS = {"execution": "session"}
 
 
 def record_key(traj: Trajectory) -> tuple[str, int | None]:
@@ -121,8 +123,9 @@ def settings_mismatch(saved: dict[str, Any], current: dict[str, Any]) -> list[st
     for key in IDENTITY_KEYS:
         if key == "task_ids":
             continue  # reported separately: the list is long
-        if saved.get(key) != normal.get(key):
-            problems.append(f"{key}: {saved.get(key)!r} -> {normal.get(key)!r}")
+        before = saved.get(key, _IDENTITY_DEFAULTS.get(key))
+        if before != normal.get(key, _IDENTITY_DEFAULTS.get(key)):
+            problems.append(f"{key}: {before!r} -> {normal.get(key)!r}")
     if saved.get("task_ids") != normal.get("task_ids"):
         before, after = set(saved.get("task_ids") or []), set(normal.get("task_ids") or [])
         problems.append(
