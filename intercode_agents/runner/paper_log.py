@@ -71,7 +71,9 @@ def _target(entry: dict[str, Any], override: str | None, where: str) -> tuple[st
     if override:
         env, _, split = override.partition("/")
         if env not in ENVIRONMENTS.values():
-            raise ConfigError(f"--env {override!r}: choose bash/fsN, bash/test, sql[/split], python or ctf")
+            raise ConfigError(
+                f"--env {override!r}: choose bash/fsN, bash/test, sql, sql/wikisql, python or ctf"
+            )
         if not split:
             if env == "bash":
                 raise ConfigError("--env bash needs its file system: bash/fs1, bash/fs2, ... or bash/test")
@@ -162,11 +164,10 @@ def read_log(path: str | Path, *, env: str | None = None) -> PaperLog:
         raise BadLog(
             f"{path}: expected an InterCode trajectory file (an object keyed by task index), got {kind}"
         )
-    first_key = next(iter(raw))
-    first = raw[first_key]
-    target = _target(first if isinstance(first, dict) else {}, env, f"{path} entry {first_key!r}")
     episodes = tuple(_episode(str(k), v, f"{path} entry {k!r}") for k, v in raw.items())
-    return PaperLog(path, target[0], target[1], episodes)
+    first_key = next(iter(raw))
+    env_name, split = _target(raw[first_key], env, f"{path} entry {first_key!r}")
+    return PaperLog(path, env_name, split, episodes)
 
 
 def match_tasks(log: PaperLog, *, data_root: str | Path | None = None) -> list[Task]:
