@@ -7,6 +7,7 @@ tracked ``cd``), then against real sandboxes, side by side with the default pers
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -21,10 +22,14 @@ from intercode_agents.envs.paper_execution import (
     PaperShell,
     gold_command,
     paper_argv,
+    paper_image,
     plan,
     resolve_cd,
 )
 from intercode_agents.errors import ConfigError
+from intercode_agents.images import image_ref
+from intercode_agents.paths import data_dir
+from intercode_agents.rewards.bash_changes import INTERCODE_IGNORED_NAMES
 from intercode_agents.sandbox import Sandbox
 from tests.test_cli_run_commands import cli
 
@@ -133,12 +138,18 @@ async def test_malformed_commands_output_and_background_jobs() -> None:
     assert seen[3] == ("next\n", 0)  # and nothing of it leaks into the next action
 
 
-async def test_timeout_gives_the_originals_observation(bash_image: str) -> None:
-    async with Sandbox(image=bash_image) as sb:
-        shell = await PaperShell(sb, timeout=1.0).start()
+async def test_timeout_gives_the_originals_observation() -> None:
+    async with Sandbox(image=image_ref(paper_image("bash"))) as sb:
+        shell = PaperShell(sb, timeout=1.0)
         result = await shell.run("sleep 5 & echo started")  # a background job holds the output open
         assert (result.observation, result.timed_out, result.errored) == (TIMED_OUT, True, True)
         assert (await shell.run("echo alive")).observation == "alive\n"
+
+
+def test_the_image_sweep_skips_exactly_the_originals_ignored_names() -> None:
+    script = (data_dir("docker") / "paper-fs" / "remove-empty-folders.sh").read_text()
+    [names] = re.findall(r"^IGNORED='([^']*)'$", script, re.MULTILINE)
+    assert set(names.split("|")) == INTERCODE_IGNORED_NAMES
 
 
 async def test_empty_folders_are_gone_as_after_the_originals_git_clean() -> None:

@@ -29,7 +29,7 @@ from intercode_agents.envs.bash_facts import (
     run_gold,
     split_request,
 )
-from intercode_agents.envs.paper_execution import EXECUTION_MODES, PaperShell, gold_command
+from intercode_agents.envs.paper_execution import EXECUTION_MODES, PaperShell, gold_command, paper_image
 from intercode_agents.envs.pooled import PooledEnv, timeout_note
 from intercode_agents.rewards import (
     BashSide,
@@ -39,7 +39,7 @@ from intercode_agents.rewards import (
     bash_reward,
     paths_to_probe,
 )
-from intercode_agents.sandbox import Sandbox, ShellSession
+from intercode_agents.sandbox import Sandbox, SandboxPool, ShellSession
 
 
 class BashEnv(PooledEnv):
@@ -56,9 +56,13 @@ class BashEnv(PooledEnv):
 
     async def _start_shell(self, sb: Sandbox, workdir: str | None = None) -> None:
         if self.execution == "paper":
-            self.paper = await PaperShell(sb, workdir or "/").start()
+            self.paper = PaperShell(sb, workdir or "/")
         else:
             self.shell = await sb.shell(workdir=workdir)
+
+    async def pool(self, image: str) -> SandboxPool:
+        """Paper execution runs on the image's paper variant (the agent's sandbox and the gold's)."""
+        return await super().pool(paper_image(image) if self.execution == "paper" else image)
 
     async def _prepare(self, task: Task) -> None:
         await self._start_shell(await self.take_sandbox(task.image))

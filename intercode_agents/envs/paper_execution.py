@@ -31,18 +31,21 @@ command running in the container; here it is killed).
 
 The gold ran the same way, in the image's working folder: :func:`gold_command` turns a gold into the
 session command that reproduces that, so the Bash env's gold machinery runs it unchanged.
+
+Both containers started each episode (and each gold run) after ``git reset --hard; git clean -fd``
+in a repository at ``/``. Git tracks files only, so that clean removed every empty folder outside
+the names its .gitignore skipped (``/tmp`` and ``/mnt`` among them): ``echo x > /tmp/f`` failed there.
+Paper execution therefore runs on image variants without those folders, ``<image>-paper``
+(``docker/paper-fs``), so an untouched sandbox stays pristine and the change lists stay clean.
 """
 
 from __future__ import annotations
 
-import re
 import shlex
 import time
 from dataclasses import dataclass
 
 from intercode_agents.envs.base import ActionResult
-from intercode_agents.errors import SessionDied
-from intercode_agents.rewards.bash_changes import INTERCODE_IGNORED_NAMES
 from intercode_agents.sandbox import Sandbox
 
 EXECUTION_MODES = ("session", "paper")
@@ -63,20 +66,9 @@ _ENTER = (
 )
 
 
-def _empty_folder_sweep() -> str:
-    """Shell code that deletes every empty folder outside the names the original's .gitignore skipped,
-    innermost first, as its ``git clean -fd`` from ``/`` did before every episode and every gold run."""
-    names = "|".join(sorted(re.escape(n) for n in INTERCODE_IGNORED_NAMES))
-    tops = "|".join(sorted(INTERCODE_IGNORED_NAMES))
-    return (
-        'set --; for d in /*; do [ -d "$d" ] && [ ! -L "$d" ] || continue; '
-        f'case "${{d#/}}" in {tops}) continue;; esac; set -- "$@" "$d"; done; '
-        '[ "$#" -eq 0 ] || find "$@" -xdev -depth -type d -empty -regextype posix-extended '
-        f"! -regex '(.*/)?({names})(/.*)?' -delete 2>/dev/null; true"
-    )
-
-
-EMPTY_FOLDER_SWEEP = _empty_folder_sweep()
+def paper_image(name: str) -> str:
+    """The image a task of image ``name`` runs on in paper execution (see the module docstring)."""
+    return f"{name}-paper"
 
 
 class MalformedCommand(ValueError):
@@ -132,7 +124,7 @@ def gold_command(gold: str, workdir: str = "/") -> str:
     except MalformedCommand:
         argv = ["false"]
     enter = f"unset PWD OLDPWD SHLVL; cd -P -- {shlex.quote(workdir)}"
-    return f"({EMPTY_FOLDER_SWEEP}; {enter} && {shlex.join(argv)} 2>&1 | cat) </dev/null"
+    return f"({enter} && {shlex.join(argv)} 2>&1 | cat) </dev/null"
 
 
 class PaperShell:
@@ -142,13 +134,6 @@ class PaperShell:
         self.sandbox = sandbox
         self.workdir = workdir
         self.timeout = timeout
-
-    async def start(self) -> PaperShell:
-        """Make the sandbox what the original's reset left: no empty folder outside the ignored names."""
-        r = await self.sandbox.exec(["/bin/bash", "-c", EMPTY_FOLDER_SWEEP], timeout=60)
-        if r.exit_code != 0:
-            raise SessionDied(f"could not prepare the sandbox for paper execution: {r.output[-300:]}")
-        return self
 
     async def run(self, action: str) -> ActionResult:
         started = time.perf_counter()

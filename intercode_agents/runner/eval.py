@@ -186,7 +186,7 @@ async def run_eval(
     settings = _settings(env_name, tasks, player, selector, limit, turns, reward, seed, concurrency)
     settings["execution"] = execution
 
-    ids = await image_ids(tasks)
+    ids = await image_ids(tasks, execution=execution)
     await load_local_model(chat)
     previous, valid_length = _open_run_dir(out, settings, resume)
     done = {record_key(t) for t in previous}

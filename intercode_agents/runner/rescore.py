@@ -289,7 +289,7 @@ async def rescore_file(
     if unavailable:
         raise ConfigError(f"task {unavailable[0].id} cannot run here: {unavailable[0].unavailable}")
     player = LogPlayer({task.id: ep for task, ep in zip(tasks, log.episodes, strict=True)})
-    ids = await image_ids(tasks)
+    ids = await image_ids(tasks, execution=execution)
     options: dict[str, Any] = {"reward": reward, "execution": execution}
     if data_root is not None:
         options["data_root"] = data_root
