@@ -174,8 +174,9 @@ def test_rescore_a_bash_slice_in_both_execution_modes(tmp_path: Path) -> None:
     text = cli(["rescore", str(path), "--no-progress"])
     assert text.returncode == 0, text.stderr
     flat = " ".join(text.stdout.split())
-    assert path.name in flat and "50.00%" in flat and "100.00%" in flat and "+50.00" in flat
-    assert "gained 13" in flat and "Worst disagreements" in flat and "output differs" in flat
+    assert f"#1 {path}: gained bash/fs4/13; lost none" in flat and "the turns that disagree most" in flat
+    assert "50.00%" in flat and "100.00%" in flat and "+50.00" in flat
+    assert "output differs" in flat and "answer_similarity=1.0" in flat
 
 
 @needs_logs
@@ -195,3 +196,30 @@ def test_rescore_sql_and_python_slices(tmp_path: Path) -> None:
     assert report["env"] == "python" and report["episodes"] == 2
     assert report["lost"] == ["python/mbpp/3"]  # the original had loaded the gold into the agent's REPL
     assert report["scored_turns"] < 7 + 2  # actions that do not start with `def` were never scored
+
+
+def test_rescore_a_ctf_log_scores_its_submits(tmp_path: Path) -> None:
+    from intercode_agents.datasets import get_task
+
+    def entry(index: int, actions: list[str], rewards: list[int]) -> dict[str, Any]:
+        return {
+            "environment": "ic_ctf",
+            "dataset": "./data/ctf/ic_ctf.json",
+            "task_id": index,
+            "query": get_task(f"ctf/mini/{index}").query,
+            "turn_history": {"actions": actions, "observations": ["…"] * len(actions), "rewards": rewards},
+            "summary": {"max_reward": max(rewards)},
+        }
+
+    flag = get_task("ctf/mini/0").gold
+    log = {
+        "0": entry(0, ["base64 -d message.txt", "submit picoCTF{nope}", f"submit {flag}"], [0, -1, 1]),
+        "1": entry(1, ["cat note.txt", f"submit {flag}"], [0, 1]),  # logged 1 for another task's flag
+    }
+    result = cli(
+        ["rescore", str(_write(tmp_path, log)), "--env", "ctf/mini", "--execution", "paper", "--json"]
+    )
+    assert result.returncode == 0, result.stderr
+    [report] = json.loads(result.stdout)
+    assert (report["env"], report["execution"], report["scored_turns"]) == ("ctf", "paper", 3)
+    assert report["lost"] == ["ctf/mini/1"] and report["disagreeing_turns"] == 1  # -1 (a wrong flag) is 0

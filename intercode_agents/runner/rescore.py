@@ -57,7 +57,7 @@ class TurnScore:
 
     @property
     def difference(self) -> float:
-        return (self.ours or 0.0) - max(self.logged, 0.0)
+        return (self.ours or 0.0) - self.logged
 
     @property
     def disagrees(self) -> bool:
@@ -256,8 +256,9 @@ class LogPlayer:
                 ours, parts = float(result.reward), dict(result.parts)
                 if traj.steps and traj.steps[-1].turn == number:
                     traj.steps[-1].reward = ours
+            logged = max(turn.reward, 0.0) if env.name == "ctf" else turn.reward  # -1: a wrong flag
             score.turns.append(
-                TurnScore(number, turn.action, turn.reward, ours, turn.observation, observation, parts)
+                TurnScore(number, turn.action, logged, ours, turn.observation, observation, parts)
             )
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from intercode_agents.runner.rescore import EpisodeScore, FileReport, TurnScore
@@ -32,9 +32,13 @@ def _clip(text: str | None, width: int = 70) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def _telling(value: object) -> bool:
+    return value is not None and value is not False and value != ""
+
+
 def reason(turn: TurnScore) -> str:
     """Why our reward is what it is: the telling reward parts, and whether the output matched the log's."""
-    shown = [f"{k}={turn.parts[k]}" for k in _REASON_PARTS if turn.parts.get(k) not in (None, "", False)]
+    shown = [f"{k}={turn.parts[k]}" for k in _REASON_PARTS if _telling(turn.parts.get(k))]
     same = turn.same_observation
     if same is False:
         shown.insert(0, f"output differs (log: {_clip(turn.logged_observation, 40)!r})")
@@ -44,28 +48,25 @@ def reason(turn: TurnScore) -> str:
 
 
 def _ids(episodes: Sequence[EpisodeScore]) -> str:
-    return " ".join(e.task_id.rsplit("/", 1)[-1] for e in episodes) or "–"
+    return " ".join(e.task_id for e in episodes) or "none"
 
 
-def rescore_view(reports: Sequence[FileReport], worst: int = 10) -> Group:
-    summary = Table(
-        "file",
-        "env",
-        "execution",
-        "episodes",
-        "log",
-        "ours",
-        "Δ points",
-        "gained",
-        "lost",
-        "turns differing",
-        title="Re-scored InterCode logs (success rate: a turn reached reward 1)",
+def _summary(reports: Sequence[FileReport]) -> Table:
+    right = {"no_wrap": True, "justify": "right"}
+    headers = ("#", "episodes", "log", "ours", "Δ points", "gained", "lost", "turns ≠")
+    table = Table(
+        *(Column(h, **right) for h in headers[:1]),  # type: ignore[arg-type]
+        Column("env", no_wrap=True),
+        Column("execution", no_wrap=True),
+        *(Column(h, **right) for h in headers[1:]),  # type: ignore[arg-type]
+        title="Re-scored InterCode logs (solved: a turn reached reward 1; turns ≠: scored turns whose "
+        "reward differs from the log's)",
         title_justify="left",
     )
-    for r in reports:
+    for number, r in enumerate(reports, start=1):
         scored = sum(t.ours is not None for e in r.episodes for t in e.turns)
-        summary.add_row(
-            r.path.name,
+        table.add_row(
+            str(number),
             f"{r.env}/{r.split}",
             r.execution,
             str(len(r.episodes)),
@@ -76,30 +77,41 @@ def rescore_view(reports: Sequence[FileReport], worst: int = 10) -> Group:
             str(len(r.lost)),
             f"{len(r.disagreements())} of {scored}",
         )
-    parts: list[Any] = [summary]
-    for r in reports:
-        parts.append(Text(f"{r.path.name}: gained {_ids(r.gained)}; lost {_ids(r.lost)}  ({r.wall_s:.1f} s)"))
-        if r.disagreements():
-            table = Table(
-                "task",
-                "turn",
-                "action",
-                "log",
-                "ours",
-                "why (our reward parts)",
-                title=f"Worst disagreements in {r.path.name}",
-                title_justify="left",
-            )
-            for episode, turn in r.disagreements()[:worst]:
-                table.add_row(
-                    episode.task_id,
-                    str(turn.turn),
-                    _clip(turn.action, 50),
-                    f"{turn.logged:g}",
-                    f"{turn.ours:g}" if turn.ours is not None else "–",
-                    reason(turn),
-                )
-            parts.append(table)
+    return table
+
+
+def _worst(number: int, report: FileReport, worst: int) -> Table:
+    table = Table(
+        "task",
+        "turn",
+        "action",
+        "log",
+        "ours",
+        "why (our reward parts)",
+        title=f"#{number}: the turns that disagree most",
+        title_justify="left",
+    )
+    for episode, turn in report.disagreements()[:worst]:
+        table.add_row(
+            episode.task_id,
+            str(turn.turn),
+            _clip(turn.action, 50),
+            f"{turn.logged:g}",
+            f"{turn.ours:g}" if turn.ours is not None else "–",
+            reason(turn),
+        )
+    return table
+
+
+def rescore_view(reports: Sequence[FileReport], worst: int = 10) -> Group:
+    """The summary table (one row per file), then per file its flips and its worst turns."""
+    parts: list[Any] = [_summary(reports)]
+    for number, r in enumerate(reports, start=1):
+        parts.append(
+            Text(f"#{number} {r.path}: gained {_ids(r.gained)}; lost {_ids(r.lost)} ({r.wall_s:.1f} s)")
+        )
+        if r.disagreements() and worst:
+            parts.append(_worst(number, r, worst))
         for episode in r.errors:
             parts.append(Text(f"{episode.task_id}: not replayed: {episode.error}", style="red"))
     return Group(*parts)
