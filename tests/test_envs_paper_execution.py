@@ -23,6 +23,7 @@ from intercode_agents.envs.paper_execution import (
     gold_command,
     paper_argv,
     paper_image,
+    paper_shell,
     plan,
     resolve_cd,
 )
@@ -45,6 +46,7 @@ def test_the_command_string_is_split_the_way_docker_py_split_it() -> None:
     assert paper_argv("  ls -l  \n") == ["/bin/bash", "-c", "ls -l"]  # the action was stripped
     with pytest.raises(MalformedCommand):
         paper_argv('echo "unbalanced')
+    assert paper_argv("echo $0", paper_shell("bash-fstest")) == ["/bin/sh", "-c", "echo $0"]
 
 
 def test_cd_is_tracked_by_text_only() -> None:
@@ -173,6 +175,15 @@ async def test_the_gold_runs_the_papers_way_too() -> None:
             await env.step("echo a")  # what the original's gold printed
             result = await env.evaluate()
             assert result.reward == expected, (execution, result.parts)
+
+
+async def test_the_test_split_ran_with_sh_and_the_fixture_script_sits_in_root() -> None:
+    [(test_split, _)] = await _outputs("paper", ["echo ${BASH_VERSION:-sh}; ls /setup*.sh"], "bash/test/0")
+    assert test_split == "sh\n/setup_fs.sh\n"
+    [(fs1, _)] = await _outputs(
+        "paper", ["echo ${BASH_VERSION:+bash}; ls /setup*.sh /.gitignore"], "bash/fs1/0"
+    )
+    assert fs1 == "bash\n/.gitignore\n/setup_nl2b_fs_1.sh\n"
 
 
 async def test_ctf_paper_execution_starts_in_the_task_folder() -> None:

@@ -29,7 +29,13 @@ from intercode_agents.envs.bash_facts import (
     run_gold,
     split_request,
 )
-from intercode_agents.envs.paper_execution import EXECUTION_MODES, PaperShell, gold_command, paper_image
+from intercode_agents.envs.paper_execution import (
+    EXECUTION_MODES,
+    PaperShell,
+    gold_command,
+    paper_image,
+    paper_shell,
+)
 from intercode_agents.envs.pooled import PooledEnv, timeout_note
 from intercode_agents.rewards import (
     BashSide,
@@ -54,9 +60,9 @@ class BashEnv(PooledEnv):
         self.shell: ShellSession | None = None
         self.paper: PaperShell | None = None  # execution="paper": each action as the original ran it
 
-    async def _start_shell(self, sb: Sandbox, workdir: str | None = None) -> None:
+    async def _start_shell(self, sb: Sandbox, workdir: str | None = None, image: str = "bash") -> None:
         if self.execution == "paper":
-            self.paper = PaperShell(sb, workdir or "/")
+            self.paper = PaperShell(sb, workdir or "/", shell=paper_shell(image))
         else:
             self.shell = await sb.shell(workdir=workdir)
 
@@ -65,7 +71,7 @@ class BashEnv(PooledEnv):
         return await super().pool(paper_image(image) if self.execution == "paper" else image)
 
     async def _prepare(self, task: Task) -> None:
-        await self._start_shell(await self.take_sandbox(task.image))
+        await self._start_shell(await self.take_sandbox(task.image), image=task.image)
 
     async def on_tool_mode(self) -> None:
         assert self.sandbox is not None
@@ -73,7 +79,9 @@ class BashEnv(PooledEnv):
 
     def gold(self, task: Task) -> str:
         """The command that runs the task's gold: in paper mode, as the original ran it."""
-        return gold_command(task.gold) if self.execution == "paper" else task.gold
+        if self.execution == "paper":
+            return gold_command(task.gold, shell=paper_shell(task.image))
+        return task.gold
 
     async def _execute(self, action: str) -> ActionResult:
         await self.ensure_tool_mode()

@@ -12,6 +12,8 @@ so the command that ran was not always the action:
   ``\\``; single quotes between two inner double quotes quote for real;
 - an unbalanced quote makes the split fail, and the action never ran ("Malformed command").
 
+(The Bash test split ran on an Alpine image with ``/bin/sh -c`` instead: :func:`paper_shell`.)
+
 Every action was a new process, so no shell state survived (variables, functions, ``set``, ``umask``,
 aliases). Only the working directory was carried, and only this way: an action that *starts with*
 ``cd`` (no leading blanks) has everything after its first ``cd `` taken as one path, resolved
@@ -50,6 +52,7 @@ from intercode_agents.sandbox import Sandbox
 
 EXECUTION_MODES = ("session", "paper")
 PAPER_TIMEOUT = 10.0  # seconds: the original's alarm around each action
+SH_IMAGES = {"bash-fstest": "/bin/sh"}  # images whose tasks the original ran with /bin/sh -c
 MALFORMED = "Malformed command"
 TIMED_OUT = "Command timed out"
 # What Docker's exec answers when its working folder does not exist (docker-py returned it as the output).
@@ -75,10 +78,16 @@ class MalformedCommand(ValueError):
     """The action cannot be split into a command, so the original never ran it."""
 
 
-def paper_argv(action: str) -> list[str]:
+def paper_shell(image: str) -> str:
+    """The shell the original ran a task's actions with: ``/bin/sh`` for the Bash test split (its image
+    was Alpine's, with BusyBox; ours has dash there), ``/bin/bash`` everywhere else."""
+    return SH_IMAGES.get(image, "/bin/bash")
+
+
+def paper_argv(action: str, shell: str = "/bin/bash") -> list[str]:
     """The argv the original ran for ``action`` (docker-py's shlex split of ``/bin/bash -c "..."``)."""
     try:
-        return shlex.split(f'/bin/bash -c "{action.strip()}"')
+        return shlex.split(f'{shell} -c "{action.strip()}"')
     except ValueError as exc:
         raise MalformedCommand(str(exc)) from exc
 
@@ -107,20 +116,20 @@ class PaperCommand:
     tracks: str | None = None  # the new folder when the command exits 0
 
 
-def plan(action: str, workdir: str) -> PaperCommand:
+def plan(action: str, workdir: str, shell: str = "/bin/bash") -> PaperCommand:
     """Turn ``action`` into the command the original ran from ``workdir`` (raises MalformedCommand)."""
     if action.startswith("cd") and "cd " in action:
         target = resolve_cd(workdir, action[action.index("cd ") + 3 :].strip())
-        return PaperCommand(paper_argv(f"cd {target}"), "/", tracks=target)
-    return PaperCommand(paper_argv(action), workdir)
+        return PaperCommand(paper_argv(f"cd {target}", shell), "/", tracks=target)
+    return PaperCommand(paper_argv(action, shell), workdir)
 
 
-def gold_command(gold: str, workdir: str = "/") -> str:
+def gold_command(gold: str, workdir: str = "/", shell: str = "/bin/bash") -> str:
     """A session command that runs ``gold`` as the original ran it (a fresh ``bash -c`` of the shlex
     split, in ``workdir``, no session state, no input, over when its output closes). A gold that
     cannot be split runs ``false``."""
     try:
-        argv = paper_argv(gold)
+        argv = paper_argv(gold, shell)
     except MalformedCommand:
         argv = ["false"]
     enter = f"unset PWD OLDPWD SHLVL; cd -P -- {shlex.quote(workdir)}"
@@ -130,15 +139,18 @@ def gold_command(gold: str, workdir: str = "/") -> str:
 class PaperShell:
     """One episode's paper execution in a sandbox: the tracked folder and how each action runs."""
 
-    def __init__(self, sandbox: Sandbox, workdir: str = "/", timeout: float = PAPER_TIMEOUT) -> None:
+    def __init__(
+        self, sandbox: Sandbox, workdir: str = "/", timeout: float = PAPER_TIMEOUT, shell: str = "/bin/bash"
+    ) -> None:
         self.sandbox = sandbox
         self.workdir = workdir
         self.timeout = timeout
+        self.shell = shell
 
     async def run(self, action: str) -> ActionResult:
         started = time.perf_counter()
         try:
-            command = plan(action, self.workdir)
+            command = plan(action, self.workdir, self.shell)
         except MalformedCommand:
             return ActionResult(MALFORMED, exit_code=None, errored=True)
         message = CHDIR_FAILED.format(command.workdir)
