@@ -149,21 +149,30 @@ async def test_timeout_gives_the_originals_observation() -> None:
 
 
 def test_the_image_sweep_skips_exactly_the_originals_ignored_names() -> None:
-    script = (data_dir("docker") / "paper-fs" / "remove-empty-folders.sh").read_text()
+    script = (data_dir("docker") / "paper-fs" / "as-after-git-reset.sh").read_text()
     [names] = re.findall(r"^IGNORED='([^']*)'$", script, re.MULTILINE)
     assert set(names.split("|")) == INTERCODE_IGNORED_NAMES
 
 
-async def test_empty_folders_are_gone_as_after_the_originals_git_clean() -> None:
+async def test_the_sandbox_starts_as_the_originals_git_reset_left_it() -> None:
     paper = await _outputs(
-        "paper", ["ls -d /tmp /testbed/empty /testbed/notes /etc/opt 2>&1; echo x > /tmp/f"]
+        "paper",
+        [
+            "ls -d /tmp /testbed/empty /testbed/notes /etc/opt 2>&1; echo x > /tmp/f",
+            "find /testbed -mtime +7 | wc -l; find /testbed -mmin -60 | wc -l; find /testbed | wc -l",
+        ],
     )
-    session = await _outputs("session", ["ls -d /tmp /testbed/empty /testbed/notes 2>&1"])
+    session = await _outputs(
+        "session", ["ls -d /tmp /testbed/empty /testbed/notes 2>&1", "find /testbed -mtime +7 | wc -l"]
+    )
     lines = paper[0][0].splitlines()
     assert "cannot access '/tmp'" in lines[0] and "cannot access '/testbed/empty'" in lines[1]
     assert "/etc/opt" in lines and "/testbed/notes" in lines  # kept: under an ignored name, or not empty
     assert "No such file or directory" in lines[-1]  # writing to /tmp failed, as in the original
     assert session[0] == ("/testbed/empty\n/testbed/notes\n/tmp\n", 0)
+    old, recent, everything = paper[1][0].split()
+    assert old == "0" and recent == everything  # every file as recent as the run, as git left them
+    assert int(session[1][0]) > 0  # the fixture's fixed 2024 dates
 
 
 async def test_the_gold_runs_the_papers_way_too() -> None:

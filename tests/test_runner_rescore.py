@@ -175,7 +175,7 @@ def test_rescore_a_bash_slice_in_both_execution_modes(tmp_path: Path) -> None:
     assert text.returncode == 0, text.stderr
     flat = " ".join(text.stdout.split())
     assert f"#1 {path}: gained bash/fs4/13; lost none" in flat and "the turns that disagree most" in flat
-    assert "50.00%" in flat and "100.00%" in flat and "+50.00" in flat
+    assert "bash/fs4 session 2 50.00 100.00 +50.00 1 0 10 of 11" in flat
     assert "output differs" in flat and "answer_similarity=1.0" in flat
 
 

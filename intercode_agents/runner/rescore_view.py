@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich import box
 from rich.console import Group
 from rich.table import Column, Table
 from rich.text import Text
@@ -13,12 +14,16 @@ from intercode_agents.runner.rescore import EpisodeScore, FileReport, TurnScore
 
 # Reward parts that say why a turn scored what it did (the rest are counts behind them).
 _REASON_PARTS = (
-    "missing_paths",
+    "missing_paths",  # Bash
     "extra_paths",
     "wrong_content_paths",
     "answer_similarity",
     "gold_failed",
-    "same_as_gold",
+    "agent_rows",  # SQL
+    "gold_rows",
+    "iou",
+    "tau",
+    "same_as_gold",  # Python
     "passed",
     "tests",
     "error",
@@ -53,14 +58,16 @@ def _ids(episodes: Sequence[EpisodeScore]) -> str:
 
 def _summary(reports: Sequence[FileReport]) -> Table:
     right = {"no_wrap": True, "justify": "right"}
-    headers = ("#", "episodes", "log", "ours", "Δ points", "gained", "lost", "turns ≠")
+    headers = ("n", "log", "ours", "Δ", "+", "−", "turns ≠")
     table = Table(
-        *(Column(h, **right) for h in headers[:1]),  # type: ignore[arg-type]
+        Column("#", min_width=1, **right),  # type: ignore[arg-type]
         Column("env", no_wrap=True),
-        Column("execution", no_wrap=True),
-        *(Column(h, **right) for h in headers[1:]),  # type: ignore[arg-type]
-        title="Re-scored InterCode logs (solved: a turn reached reward 1; turns ≠: scored turns whose "
-        "reward differs from the log's)",
+        Column("exec", no_wrap=True),
+        *(Column(h, **right) for h in headers),  # type: ignore[arg-type]
+        box=box.SIMPLE_HEAD,
+        title="Re-scored InterCode logs: n episodes; log and ours: % solved (a turn reached reward 1); "
+        "Δ in points; + and −: episodes solved only here, only in the log; turns ≠: scored turns whose "
+        "reward differs",
         title_justify="left",
     )
     for number, r in enumerate(reports, start=1):
@@ -70,8 +77,8 @@ def _summary(reports: Sequence[FileReport]) -> Table:
             f"{r.env}/{r.split}",
             r.execution,
             str(len(r.episodes)),
-            f"{100 * r.logged_rate:.2f}%",
-            f"{100 * r.our_rate:.2f}%",
+            f"{100 * r.logged_rate:.2f}",
+            f"{100 * r.our_rate:.2f}",
             f"{r.difference_points:+.2f}",
             str(len(r.gained)),
             str(len(r.lost)),
@@ -88,6 +95,7 @@ def _worst(number: int, report: FileReport, worst: int) -> Table:
         "log",
         "ours",
         "why (our reward parts)",
+        box=box.SIMPLE_HEAD,
         title=f"#{number}: the turns that disagree most",
         title_justify="left",
     )
