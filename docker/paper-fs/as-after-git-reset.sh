@@ -1,11 +1,14 @@
 #!/bin/bash
-# Leaves the file system as the original InterCode's `git reset --hard; git clean -fd` (run from / before
-# every episode and every gold run) left its containers, outside the names its .gitignore skipped:
-# - no empty folder: git tracks files only, so the clean removed them all (/tmp and /mnt among them);
-# - one time for everything: the reset rewrote every tracked file the first time it ran in a container
-#   (the index's stat data never match a new container), undoing the fixtures' `touch -t`, so every
-#   file was as recent as the run. A fixed time in the future keeps that true at any run time for the
-#   relative tests agents use (`-mmin -60` and `-mtime +7` alike); ctime cannot be set.
+# Leaves the file system as the original InterCode's containers were when its runs began, outside the
+# names its .gitignore skipped:
+# - no empty folder: its `git reset --hard; git clean -fd` from / before every episode and every gold
+#   run removed them all, git tracking files only (/tmp and /mnt among them);
+# - the files its fixture script made (all but those it dated with `touch -t`) were as recent as the
+#   run, which began soon after the images were built (`find -mmin -60` listed them). They get a time
+#   in the future here, so that they stay recent at any run time for the relative tests agents use
+#   (`-mmin -60`, `-amin -60`, `-mtime +7`); a ctime cannot be set, so `-cmin` still depends on when the
+#   image was built. The fixture ran after the packages were installed: it made what is newer than
+#   dpkg's status file.
 set -euo pipefail
 IGNORED='.dockerenv|bin|boot|dev|etc|home|lib|media|opt|proc|root|run|sbin|srv|sys|usr|var'
 RUN_TIME='2099-01-01 00:00:00'
@@ -25,6 +28,5 @@ if [ "${#top[@]}" -gt 0 ]; then
 fi
 roots
 if [ "${#top[@]}" -gt 0 ]; then
-  find "${top[@]}" -xdev "${outside_ignored[@]}" -exec touch -h -d "$RUN_TIME" {} +
+  find "${top[@]}" -xdev -newer /var/lib/dpkg/status "${outside_ignored[@]}" -exec touch -h -d "$RUN_TIME" {} +
 fi
-touch -h -d "$RUN_TIME" /
