@@ -41,7 +41,8 @@ def rescore_cmd(
     """Replay the recorded actions of InterCode logs here, scoring each turn as the original's Try
     Again did, and compare: success rates, episodes that flip, the turns that disagree most and why.
 
-    The env and split come from each file's environment and dataset fields. Exit code 1 when an
+    The env and split come from each file's environment and dataset fields. --execution paper
+    applies to Bash and CTF files (SQL and Python have one execution mode). Exit code 1 when an
     episode could not be replayed.
 
     Examples:

@@ -29,6 +29,7 @@ from rich.console import Console
 from intercode_agents.datasets import Task
 from intercode_agents.envs import REWARD_MODES, Env
 from intercode_agents.envs.base import parse_submit
+from intercode_agents.envs.registry import env_class
 from intercode_agents.errors import ConfigError, UnknownTask
 from intercode_agents.runner.direct import DIRECT
 from intercode_agents.runner.paper_log import FULL, LoggedEpisode, LoggedTurn, PaperLog, match_tasks, read_log
@@ -37,7 +38,6 @@ from intercode_agents.runner.progress import RunProgress
 from intercode_agents.runner.workers import Episode, run_episodes
 from intercode_agents.trajectory import Step, Trajectory
 
-EXECUTION_ENVS = ("bash", "ctf")  # envs with a paper execution mode
 AGREE = 1e-4  # rewards closer than this agree (the original rounded Bash parts to 0.01)
 _FIRST_DEF = re.compile(r"def (\w+)\(")  # the original's pattern for the function an action defines
 _SHOWN = 240
@@ -283,7 +283,7 @@ async def rescore_file(
         raise ConfigError(f"unknown reward mode {reward!r}; choose one of {', '.join(REWARD_MODES)}")
     log = read_log(path, env=env)
     log = PaperLog(log.path, log.env, log.split, log.episodes[:limit] if limit else log.episodes)
-    if execution != "session" and log.env not in EXECUTION_ENVS:
+    if execution not in env_class(log.env).execution_modes:
         execution = "session"  # SQL and Python have one execution mode; the report says which ran
     tasks = match_tasks(log, data_root=data_root)
     unavailable = [t for t in tasks if t.unavailable]
