@@ -100,6 +100,7 @@ class Trajectory(BaseModel):
     seed: int | None = None
     image_id: str | None = None
     reward_mode: str = "intercode"
+    execution: str = "session"  # how actions ran: "session", or "paper" (Bash/CTF, as the original ran them)
     group: dict[str, str] = Field(default_factory=dict)  # paper groups: fs, hardness, db, tag
     context: dict[str, Any] = Field(default_factory=dict)  # observation limit, history window, turns
     steps: list[Step] = Field(default_factory=list)

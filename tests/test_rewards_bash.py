@@ -219,6 +219,29 @@ def test_dotted_folder_quirk_only_in_intercode_mode() -> None:
     assert bash_reward(made("a"), made("b"), "strict").reward == 0.67  # the file inside differs
 
 
+def test_intercode_content_check_is_the_originals_md5sum_and_missing_md5deep() -> None:
+    # No dot in the path: the original ran `md5deep -r`, absent from its image, so the check passed.
+    gold = side("A /testbed/out", {"/testbed/out": f("good")}, "")
+    agent = side("A /testbed/out", {"/testbed/out": f("bad")}, "")
+    assert bash_reward(agent, gold, "intercode").parts["file_content"] == 0.33
+    assert bash_reward(agent, gold, "strict").parts["file_content"] == 0.0
+    # A dot: `md5sum`, which follows a link to its target's content.
+    copy = side("A /testbed/t.txt", {"/testbed/t.txt": f("todo")}, "")
+    link_to = {
+        "todo": PathDigest("link", "text-of-target-1", 1, followed="file todo"),
+        "poem": PathDigest("link", "text-of-target-2", 1, followed="file poem"),
+        "dangling": PathDigest("link", "text-of-target-3", 1, followed="missing"),
+    }
+    for target, expected in (("todo", 0.33), ("poem", 0.0), ("dangling", 0.0)):
+        linked = side("A /testbed/t.txt", {"/testbed/t.txt": link_to[target]}, "")
+        assert bash_reward(linked, copy, "intercode").parts["file_content"] == expected, target
+        assert bash_reward(linked, copy, "strict").parts["file_content"] == 0.0  # a link is not a file
+    # md5sum fails alike on two folders, and on a link to a folder.
+    folder = side("A /testbed/v.d", {"/testbed/v.d": PathDigest("dir", "x", 1)}, "")
+    to_folder = side("A /testbed/v.d", {"/testbed/v.d": PathDigest("link", "y", 1, followed="dir")}, "")
+    assert bash_reward(to_folder, folder, "intercode").parts["file_content"] == 0.33
+
+
 def test_gold_that_cannot_run_is_corrupt_in_both_modes() -> None:
     agent = side("", {}, "some words here")
     gold = side("", {}, None)
@@ -333,12 +356,29 @@ def test_real_containers_correct_and_partial_backup(client: docker.DockerClient,
         )
     partial = "mkdir -p /testbed/backup && cp /testbed/notes/todo.txt /testbed/backup/"
     old, _ = _score(client, mini_image, partial, BACKUP_GOLD, "intercode")
-    # both show "?? /testbed/backup/"; the folder digests differ -> diff 0.33, content 0.00, answer 0.33
-    assert (old.parts["file_diff"], old.parts["file_content"], old.reward) == (0.33, 0.0, 0.67)
+    # both show "?? /testbed/backup/", which the original never hashed (no dot: md5deep, which its image
+    # lacked) -> diff 0.33, content 0.33, answer 0.33: the partial backup passes, as it did there
+    assert (old.parts["file_diff"], old.parts["file_content"], old.reward) == (0.33, 0.33, 1.0)
     new, _ = _score(client, mini_image, partial, BACKUP_GOLD, "strict")
     # missing backup/poem.txt -> 0.05; 1 of 2 gold files right -> 0.33 * 1/2 = 0.165
     # (stored as 0.16500000000000001) -> 0.17; total 0.01 + 0.05 + 0.17 + 0.33
     assert (new.parts["file_diff"], new.parts["file_content"], new.reward) == (0.05, 0.17, 0.56)
+
+
+def test_real_containers_links_are_followed_in_intercode_mode(
+    client: docker.DockerClient, mini_image: str
+) -> None:
+    gold = "cp /testbed/notes/todo.txt /testbed/notes/t.txt"
+    same, digests = _score(client, mini_image, "ln -s todo.txt /testbed/notes/t.txt", gold, "intercode")
+    assert digests["/testbed/notes/t.txt"].kind == "link"
+    assert (digests["/testbed/notes/t.txt"].followed or "").startswith("file ")
+    assert (same.parts["content_checked"], same.parts["content_equal"], same.reward) == (1, 1, 1.0)
+    other, _ = _score(client, mini_image, "ln -s poem.txt /testbed/notes/t.txt", gold, "intercode")
+    assert (other.parts["content_equal"], other.reward) == (0, 0.67)
+    dangling, digests = _score(
+        client, mini_image, "ln -s nowhere.txt /testbed/notes/t.txt", gold, "intercode"
+    )
+    assert digests["/testbed/notes/t.txt"].followed == "missing" and dangling.reward == 0.67
 
 
 def test_real_containers_touch_only_and_odd_names(client: docker.DockerClient, mini_image: str) -> None:

@@ -22,7 +22,8 @@ def test_off_by_one_function() -> None:
     for mode in ("intercode", "strict"):
         result = python_reward(TESTS, [ASSERT] * 3, [PASS] * 3, mode)
         assert (result.reward, result.parts["passed"]) == (0.0, 0)
-    assert python_reward(TESTS, [ASSERT] * 3, [PASS] * 3, "strict").parts["first_failing_test"] == 0  # a position, not the test
+    strict = python_reward(TESTS, [ASSERT] * 3, [PASS] * 3, "strict")
+    assert strict.parts["first_failing_test"] == 0  # a position, not the test
 
 
 def test_gold_failing_a_test() -> None:

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from intercode_agents.errors import IntercodeError
 
@@ -31,11 +32,9 @@ def friendly(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except IntercodeError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
-        except FileNotFoundError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        except (IntercodeError, FileNotFoundError) as exc:
+            # The message is text, not markup: a "[...]" in it (a path, an option) is printed as is.
+            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
@@ -43,7 +42,7 @@ def friendly(fn: F) -> F:
 
 def _register() -> None:
     # Importing the command modules attaches their commands to `app`.
-    from intercode_agents.cli import data_cmds, image_cmds, model_cmds, run_cmds  # noqa: F401
+    from intercode_agents.cli import data_cmds, image_cmds, model_cmds, rescore_cmds, run_cmds  # noqa: F401
 
 
 def main() -> None:

@@ -20,6 +20,13 @@ TasksOpt = Annotated[
     typer.Option("--tasks", "--split", "-t", help="Task selector: splits, ids, id globs, key=value filters."),
 ]
 ProgressOpt = Annotated[bool, typer.Option(help="Show the live progress bar.")]
+ExecutionOpt = Annotated[
+    str,
+    typer.Option(
+        "--execution",
+        help="How Bash/CTF actions run: session (a persistent shell) or paper (as the original ran them).",
+    ),
+]
 INTERRUPTED_EXIT = 130
 
 
@@ -66,6 +73,7 @@ def eval_cmd(
     turns: Annotated[int, typer.Option(help="Turn budget per episode.")] = 10,
     concurrency: ConcurrencyOpt = 1,
     reward: RewardOpt = "intercode",
+    execution: ExecutionOpt = "session",
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Run directory (default: runs/...).")
     ] = None,
@@ -100,6 +108,7 @@ def eval_cmd(
       intercode-agents eval bash --model gold --tasks bash/mini/* --out runs/gold-mini
       intercode-agents eval bash --strategy react --model local --out runs/r1 --resume
       intercode-agents eval bash --strategy react --model local --out runs/r1 --resume --retry-errors 3
+      intercode-agents eval bash -s try_again -m openai:gpt-4o-mini --tasks fs1 --execution paper
     """
     from intercode_agents.runner.eval import choose_tasks, default_out_dir, run_eval
     from intercode_agents.runner.interrupt import Interrupted, run_interruptible
@@ -114,7 +123,9 @@ def eval_cmd(
         raise ConfigError("--resume needs the run directory: pass --out DIR together with --resume")
     total = len(choose_tasks(env, tasks, limit))
     run_dir = out or default_out_dir(env, strategy or "direct", model)
-    argv = _eval_argv(env, model, strategy, tasks, limit, turns, concurrency, reward, seed, retry_errors)
+    argv = _eval_argv(
+        env, model, strategy, tasks, limit, turns, concurrency, reward, seed, retry_errors, execution
+    )
     try:
         result = run_interruptible(
             lambda: run_eval(
@@ -126,6 +137,7 @@ def eval_cmd(
                 turns=turns,
                 concurrency=concurrency,
                 reward=reward,
+                execution=execution,
                 out_dir=run_dir,
                 resume=resume,
                 seed=seed,
@@ -153,6 +165,7 @@ def _eval_argv(
     reward: str,
     seed: int | None,
     retry_errors: int | None = None,
+    execution: str = "session",
 ) -> list[str]:
     """The settings of this eval as CLI arguments (for the resume hint)."""
     argv = [env, "--model", model]
@@ -165,6 +178,7 @@ def _eval_argv(
         ("--reward", reward if reward != "intercode" else None),
         ("--seed", seed),
         ("--retry-errors", retry_errors),
+        ("--execution", execution if execution != "session" else None),
     ]
     for flag, value in options:
         if value is not None:

@@ -76,6 +76,9 @@ class Env(ABC):
     submit_takes_argument: ClassVar[bool] = (
         False  # Python and CTF submit an answer; Bash and SQL the last output
     )
+    # How actions may run: "session" (a persistent session); Bash and CTF also "paper" (as the original).
+    execution_modes: ClassVar[tuple[str, ...]] = ("session",)
+    execution: str = "session"
 
     def __init__(
         self,
@@ -84,10 +87,17 @@ class Env(ABC):
         max_turns: int | None = None,
         data_root: str | Path | None = None,
         action_timeout: float = 30.0,
+        execution: str = "session",
     ) -> None:
         if reward not in REWARD_MODES:
             raise ConfigError(f"unknown reward mode {reward!r}; choose one of {', '.join(REWARD_MODES)}")
+        if execution not in self.execution_modes:
+            raise ConfigError(
+                f"the {self.name} env cannot run actions in {execution!r} execution; "
+                f"it has {', '.join(repr(m) for m in self.execution_modes)}"
+            )
         self.reward_mode = reward
+        self.execution = execution
         self.max_turns = max_turns
         self.data_root = Path(data_root) if data_root else None
         self.action_timeout = action_timeout

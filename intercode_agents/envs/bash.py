@@ -1,8 +1,10 @@
 """The Bash env: NL2Bash tasks on prepared file systems, scored by file-system changes and output.
 
-Actions run in a persistent bash session exactly as written. At scoring time the agent's sandbox is
-compared with the gold's effect on a pristine sandbox of the same image: Docker's change lists,
-digests of the changed paths, and the TF-IDF similarity of the outputs (see
+Actions run in a persistent bash session exactly as written; with ``execution="paper"`` each runs
+as the original InterCode ran it, the gold too (:mod:`intercode_agents.envs.paper_execution`). At
+scoring time the agent's sandbox is compared with the gold's effect on a pristine sandbox of the
+same image: Docker's change lists, digests of the changed paths, and the TF-IDF similarity of the
+outputs (see
 :mod:`intercode_agents.rewards.bash`). The gold's effect and the image's digests are facts cached
 per process (:mod:`intercode_agents.envs.bash_facts`). A score below 1 is checked against a fresh
 gold run in a sandbox of its own (as the original ran the gold at every submit), so a gold whose
@@ -27,6 +29,13 @@ from intercode_agents.envs.bash_facts import (
     run_gold,
     split_request,
 )
+from intercode_agents.envs.paper_execution import (
+    EXECUTION_MODES,
+    PaperShell,
+    gold_command,
+    paper_image,
+    paper_shell,
+)
 from intercode_agents.envs.pooled import PooledEnv, timeout_note
 from intercode_agents.rewards import (
     BashSide,
@@ -36,30 +45,49 @@ from intercode_agents.rewards import (
     bash_reward,
     paths_to_probe,
 )
-from intercode_agents.sandbox import ShellSession
+from intercode_agents.sandbox import Sandbox, SandboxPool, ShellSession
 
 
 class BashEnv(PooledEnv):
     name = "bash"
     language = "bash"
     default_image = "bash"
+    execution_modes = EXECUTION_MODES
 
     def __init__(self, *, facts_cache: str = "disk", gold_timeout: float = 60.0, **kw: Any) -> None:
         super().__init__(**kw)
         self.facts = fact_store(facts_cache)
         self.gold_timeout = gold_timeout  # a gold that runs longer makes its task corrupt, once and for all
         self.shell: ShellSession | None = None
+        self.paper: PaperShell | None = None  # execution="paper": each action as the original ran it
+
+    async def _start_shell(self, sb: Sandbox, workdir: str | None = None, image: str = "bash") -> None:
+        if self.execution == "paper":
+            self.paper = PaperShell(sb, workdir or "/", shell=paper_shell(image))
+        else:
+            self.shell = await sb.shell(workdir=workdir)
+
+    async def pool(self, image: str) -> SandboxPool:
+        """Paper execution runs on the image's paper variant (the agent's sandbox and the gold's)."""
+        return await super().pool(paper_image(image) if self.execution == "paper" else image)
 
     async def _prepare(self, task: Task) -> None:
-        sb = await self.take_sandbox(task.image)
-        self.shell = await sb.shell()
+        await self._start_shell(await self.take_sandbox(task.image), image=task.image)
 
     async def on_tool_mode(self) -> None:
         assert self.sandbox is not None
-        self.shell = await self.sandbox.shell()
+        await self._start_shell(self.sandbox)
+
+    def gold(self, task: Task) -> str:
+        """The command that runs the task's gold: in paper mode, as the original ran it."""
+        if self.execution == "paper":
+            return gold_command(task.gold, shell=paper_shell(task.image))
+        return task.gold
 
     async def _execute(self, action: str) -> ActionResult:
         await self.ensure_tool_mode()
+        if self.paper is not None:
+            return await self.paper.run(action)
         assert self.shell is not None
         r = await self.shell.run(action, timeout=self.action_timeout)
         return ActionResult(
@@ -78,15 +106,15 @@ class BashEnv(PooledEnv):
     async def _facts(self, task: Task) -> GoldFacts | None:
         """The gold's facts on this task's image (computed once, then from the store)."""
         image = self._image_key(task)
-        facts = self.facts.facts(image, task.gold)
+        facts = self.facts.facts(image, self.gold(task))
         if facts is None:
             sb, pool = await self.borrow(task.image, trusted=True)
             try:
-                facts = await gold_facts(sb, task.gold, self.gold_timeout)
+                facts = await gold_facts(sb, self.gold(task), self.gold_timeout)
             finally:
                 await pool.release(sb)  # recycled for golds only if verified pristine
             if facts is not None:
-                self.facts.put_facts(image, task.gold, facts)
+                self.facts.put_facts(image, self.gold(task), facts)
         return facts
 
     async def _image_digests(
@@ -140,7 +168,7 @@ class BashEnv(PooledEnv):
         assert self.sandbox is not None
         sb, pool = await self.borrow(task.image, trusted=True)
         try:
-            gold_output = await run_gold(sb, task.gold, self.gold_timeout)
+            gold_output = await run_gold(sb, self.gold(task), self.gold_timeout)
             gold_changes, agent_changes = await changes_of(sb), await changes_of(self.sandbox)
             request = paths_to_probe(agent_changes, gold_changes, self.reward_mode)
             agent_digests, gold_digests = await asyncio.gather(
@@ -149,7 +177,7 @@ class BashEnv(PooledEnv):
         finally:
             await pool.release(sb)
         if gold_output is None:  # never again, in this process or a later one
-            self.facts.put_facts(self._image_key(task), task.gold, GoldFacts(None, gold_changes, {}))
+            self.facts.put_facts(self._image_key(task), self.gold(task), GoldFacts(None, gold_changes, {}))
         wanted = list(split_request(request))
         base = await self._image_digests(task, wanted) if wanted else {}
         return bash_reward(
@@ -160,5 +188,5 @@ class BashEnv(PooledEnv):
         )
 
     async def close(self) -> None:
-        self.shell = None
+        self.shell = self.paper = None
         await super().close()

@@ -33,17 +33,20 @@ DigestKey = tuple[str, bool]  # (path, deep)
 
 
 def _digest_json(d: PathDigest) -> list[Any]:
-    return [d.kind, d.md5, d.files, d.mode, d.uid, d.gid, d.mtime]
+    return [d.kind, d.md5, d.files, d.mode, d.uid, d.gid, d.mtime, d.followed]
 
 
 def _digest_of(raw: Any) -> PathDigest:
-    kind, md5, files, mode, uid, gid, mtime = raw
+    kind, md5, files, mode, uid, gid, mtime, followed = raw
     numbers = (mode, uid, gid, mtime)
     if kind not in ("file", "dir", "link", "other", "missing") or not isinstance(files, int):
         raise ValueError(f"not a digest: {raw!r}")
     if not all(n is None or (isinstance(n, int) and not isinstance(n, bool)) for n in numbers):
         raise ValueError(f"not a digest: {raw!r}")
-    return PathDigest(kind, md5 if isinstance(md5, str) else None, files, mode, uid, gid, mtime)
+    text = (md5, followed)
+    if not all(v is None or isinstance(v, str) for v in text):
+        raise ValueError(f"not a digest: {raw!r}")
+    return PathDigest(kind, md5, files, mode, uid, gid, mtime, followed)
 
 
 def facts_to_json(gold: str, facts: GoldFacts) -> dict[str, Any]:

@@ -12,6 +12,7 @@ missing; any other path is as in the pristine image.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -45,7 +46,7 @@ def shallow(digest: PathDigest, deep: bool) -> PathDigest:
     """A deep digest as the probe would report it in ``deep`` or shallow mode."""
     if deep or digest.kind != "dir":
         return digest
-    return PathDigest("dir", None, 0, digest.mode, digest.uid, digest.gid, digest.mtime)
+    return dataclasses.replace(digest, md5=None, files=0)
 
 
 async def probe(sb: Sandbox, request: ProbeRequest) -> dict[str, PathDigest]:
@@ -56,7 +57,9 @@ async def probe(sb: Sandbox, request: ProbeRequest) -> dict[str, PathDigest]:
 
 
 def to_digest(state: PathState) -> PathDigest:
-    return PathDigest(state.kind, state.md5, state.files, state.mode, state.uid, state.gid, state.mtime)
+    return PathDigest(
+        state.kind, state.md5, state.files, state.mode, state.uid, state.gid, state.mtime, state.followed
+    )
 
 
 async def changes_of(sb: Sandbox) -> tuple[FsChange, ...]:

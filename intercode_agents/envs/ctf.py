@@ -32,7 +32,7 @@ class CtfEnv(BashEnv):
             files = [(p, str(p.relative_to(root))) for p in ctf_asset_files(task)]
             if files:
                 await sb.copy_in(files, WORKDIR)
-        self.shell = await sb.shell(workdir=WORKDIR)
+        await self._start_shell(sb, WORKDIR, image=task.image)
 
     async def _score(self, submission: str) -> RewardResult:
         task = self._require_task()

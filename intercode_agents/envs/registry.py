@@ -48,11 +48,17 @@ def _import_class(ref: str) -> type[Env]:
     return cls
 
 
+def env_class(name: str | Path) -> type[Env]:
+    """The class an env definition names (an unknown env or class is a ConfigError)."""
+    return _import_class(load_spec(name)["class"])
+
+
 def make_env(name: str | Path, **overrides: Any) -> Env:
     """Create an env by name ("bash", "sql", "python", "ctf") or from a YAML definition file.
 
     ``overrides`` replace the definition's options (``reward="strict"``, ``max_turns=10``,
-    ``action_timeout=5``, ``sandbox_options={...}``, ``data_root=...``). Use it as
+    ``action_timeout=5``, ``sandbox_options={...}``, ``data_root=...``; Bash and CTF also take
+    ``execution="paper"``: each action run as the original InterCode ran it). Use it as
     ``async with make_env("bash") as env:`` so its containers are removed at the end.
     """
     spec = load_spec(name)

@@ -19,8 +19,9 @@ two decimals as in the original InterCode:
   (:func:`~intercode_agents.rewards.bash_changes.change_entries`) of the two sides;
 - ``file_content``: intercode mode checks the entries both sides added (git's untracked files) and
   scores ``round(0.33 * equal / common, 2)``, or 0.33 when there are none (the original's free points
-  for editing the wrong file). Strict mode checks every file the gold added or modified, so a missed
-  or wrong edit costs here too;
+  for editing the wrong file). As in the original, only an entry whose path holds a dot is compared,
+  by what ``md5sum`` shows of it (a file's content, a link's target's; any folder alike). Strict
+  mode checks every file the gold added or modified, so a missed or wrong edit costs here too;
 - ``answer = round(0.33 * cosine, 2)``: TF-IDF (scikit-learn defaults) of the two outputs; when TF-IDF
   cannot run (no word of two or more characters) it is 1 for identical outputs and 0 otherwise.
 """
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from intercode_agents.rewards.bash_changes import FsChange, PathDigest, change_entries, same
+from intercode_agents.rewards.bash_changes import FsChange, PathDigest, change_entries, md5sum_view, same
 from intercode_agents.rewards.result import RewardMode, RewardResult, check_mode
 
 PART_WEIGHT = 0.33
@@ -65,12 +66,13 @@ def _diff_part(agent: set[tuple[str, str]], gold: set[tuple[str, str]]) -> tuple
 
 
 def _same_intercode(entry: str, agent: Mapping[str, PathDigest], gold: Mapping[str, PathDigest]) -> bool:
-    path = entry.rstrip("/")
-    a, g = agent.get(path), gold.get(path)
-    # The original hashed names with a dot by `md5sum`, which fails identically on folders in both containers.
-    if "." in entry and {getattr(a, "kind", None), getattr(g, "kind", None)} <= {"dir", "missing", None}:
+    """The original's check of one untracked entry: ``md5sum PATH`` for a path holding a dot, else
+    ``md5deep -r PATH``. Its image had no md5deep, so that command failed alike in both containers and
+    the entry passed; md5sum follows links and fails alike on any two folders."""
+    if "." not in entry:
         return True
-    return same(a, g, "intercode")
+    path = entry.rstrip("/")
+    return md5sum_view(agent.get(path)) == md5sum_view(gold.get(path))
 
 
 def _content_part(

@@ -16,7 +16,7 @@ folders are dropped.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from intercode_agents.errors import ConfigError
@@ -78,6 +78,8 @@ class PathDigest:
     below a folder (1 for a file or link). Missing paths have kind "missing" and no md5. ``mode``
     (permission bits; None for a link), ``uid``, ``gid`` and ``mtime`` (nanoseconds) are the path's
     own; no reward compares times across containers, only with the pristine image's (touched or not).
+    ``followed`` (links only, not part of equality): what the link leads to, as ``md5sum`` sees it
+    (``"file <md5>"``, ``"dir"``, ``"other"`` or ``"missing"``); the intercode content check uses it.
     """
 
     kind: DigestKind
@@ -87,6 +89,7 @@ class PathDigest:
     uid: int | None = None
     gid: int | None = None
     mtime: int | None = None
+    followed: str | None = field(default=None, compare=False)
 
     def seen_by(self, mode: RewardMode) -> tuple[Any, ...]:
         """What a reward mode compares: ``strict`` all of it; ``intercode`` what git tracks (the
@@ -103,6 +106,15 @@ def same(a: PathDigest | None, b: PathDigest | None, mode: RewardMode) -> bool:
     if a is None or b is None:
         return a is b
     return a.seen_by(mode) == b.seen_by(mode)
+
+
+def md5sum_view(digest: PathDigest | None) -> str:
+    """What ``md5sum PATH`` told of this path, the path's name aside: it follows links."""
+    if digest is None or digest.kind == "missing":
+        return "missing"
+    if digest.kind == "link":
+        return digest.followed or "missing"
+    return f"file {digest.md5}" if digest.kind == "file" else digest.kind  # a folder: "Is a directory"
 
 
 MISSING = PathDigest("missing")

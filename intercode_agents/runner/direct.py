@@ -70,6 +70,7 @@ async def play_direct(
         model=model,
         seed=seed,
         reward_mode=env.reward_mode,
+        execution=env.execution,
         context={"max_turns": max_turns, "policy": model},
         started_at=started,
     )

@@ -201,6 +201,7 @@ async def run_eval(
     turns: int = DEFAULT_TURNS,
     concurrency: int = 1,
     reward: str = "intercode",
+    execution: str = "session",
     out_dir: str | Path | None = None,
     resume: bool = False,
     seed: int | None = None,
@@ -218,11 +219,14 @@ async def run_eval(
     Cancelling the run (Ctrl-C) keeps every finished episode on disk and removes the containers; run
     it again with ``resume=True`` and the same settings to finish the remaining tasks. A second
     process on the same ``out_dir`` raises :class:`~intercode_agents.runner.run_lock.RunDirectoryBusy`.
+    ``execution`` "paper" runs Bash and CTF actions as the original InterCode ran them (see
+    :mod:`intercode_agents.envs.paper_execution`), to compare with the paper's table like for like.
     """
     _check_numbers(limit, turns, concurrency)
     policy = RetryPolicy.from_option(retry_errors, wait_s=retry_wait_s)
     if reward not in REWARD_MODES:
         raise ConfigError(f"unknown reward mode {reward!r}; choose one of {', '.join(REWARD_MODES)}")
+    check_execution(env_name, execution)
     tasks = choose_tasks(env_name, selector, limit)
     player, chat = make_player(model, strategy, turns=turns, seed=seed, strategy_settings=strategy_settings)
     if isinstance(player, HumanPlayer):
@@ -232,10 +236,11 @@ async def run_eval(
     out = Path(out_dir) if out_dir is not None else default_out_dir(env_name, player.strategy, player.model)
     budget = None if isinstance(player, GoldPlayer) else turns
     settings = _settings(env_name, tasks, player, selector, limit, turns, reward, seed, concurrency)
-    settings |= {"epochs": 1, "turn_budget": budget, "retry_errors": policy.to_json()}
+    settings |= {"epochs": 1, "turn_budget": budget, "retry_errors": policy.to_json(), "execution": execution}
     plan = RunPlan.from_settings(settings)
 
-    session = _Session(out, settings, plan, tasks, player, policy, budget, await image_ids(tasks))
+    ids = await image_ids(tasks, execution=execution)
+    session = _Session(out, settings, plan, tasks, player, policy, budget, ids)
     await load_local_model(chat)
     with RunLock(out) as lock:
         return await session.run(
@@ -293,7 +298,7 @@ class _Session:
                     todo,
                     player,
                     concurrency=self.settings["concurrency"],
-                    env_options={"reward": plan.reward_mode},
+                    env_options={"reward": plan.reward_mode, "execution": self.settings["execution"]},
                     image_ids=self.image_ids,
                     on_done=on_done,
                     retry=self.policy,
@@ -308,6 +313,18 @@ class _Session:
         replayed = len(todo) - (plan.size - len(previous.accepted))
         return EvalResult(
             out, summary, records, len(new), len(kept), wall, previous.ignored, replayed, taken_over
+        )
+
+
+def check_execution(env_name: str, execution: str) -> None:
+    """A clear error for an execution mode the env does not have (only Bash and CTF have "paper")."""
+    from intercode_agents.envs.registry import env_class
+
+    modes = env_class(env_name).execution_modes
+    if execution not in modes:
+        raise ConfigError(
+            f"the {env_name} env has no {execution!r} execution; it has {', '.join(modes)}"
+            + (" (paper execution is for bash and ctf)" if execution == "paper" else "")
         )
 
 

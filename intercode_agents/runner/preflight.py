@@ -8,19 +8,23 @@ from collections.abc import Iterable
 import aiodocker
 
 from intercode_agents.datasets import Task
+from intercode_agents.envs.paper_execution import paper_image
 from intercode_agents.errors import ImageMissing
 from intercode_agents.images import image_ref
 from intercode_agents.sandbox import check_engine
 from intercode_agents.sandbox.engine import docker_client, engine_call
 
 
-async def image_ids(tasks: Iterable[Task]) -> dict[str, str]:
-    """Check the engine answers and every task's image is built; return short name -> image id."""
+async def image_ids(tasks: Iterable[Task], *, execution: str = "session") -> dict[str, str]:
+    """Check the engine answers and every task's image is built; return short name -> image id.
+
+    In paper execution the tasks run on the images' paper variants: those are checked (and their ids
+    returned under the tasks' image names)."""
     await check_engine()
     client = docker_client()
     ids: dict[str, str] = {}
     for name in sorted({task.image for task in tasks}):
-        ref = image_ref(name)
+        ref = image_ref(paper_image(name) if execution == "paper" else name)
         try:
             info = await engine_call(lambda ref=ref: client.images.inspect(ref), image=ref)
         except aiodocker.DockerError as exc:

@@ -1,10 +1,10 @@
 """Replay recorded episodes: run their actions again in fresh envs and compare the rewards.
 
 Each record's actions (steps that reached the env; replies the parser rejected never did) run on a
-pristine env of the same kind and reward mode, and the new reward is compared with the recorded one.
-A change means the episode does not reproduce: a nondeterministic action (``date``, ``$RANDOM``), an
-env or reward that changed since, or an edited record. Records without a reward (env or model errors,
-timeouts before a submit) are skipped.
+pristine env of the same kind, reward mode and execution mode, and the new reward is compared with
+the recorded one. A change means the episode does not reproduce: a nondeterministic action
+(``date``, ``$RANDOM``), an env or reward that changed since, or an edited record. Records without a
+reward (env or model errors, timeouts before a submit) are skipped.
 """
 
 from __future__ import annotations
@@ -81,16 +81,16 @@ async def replay_file(
     records = _load(Path(path))
     skipped = [(r.task_id, f"no reward recorded (outcome {r.outcome})") for r in records if r.reward is None]
     playable = [r for r in records if r.reward is not None]
-    groups: dict[tuple[str, str], list[Trajectory]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[Trajectory]] = defaultdict(list)
     for record in playable:
-        groups[(record.env, record.reward_mode)].append(record)
+        groups[(record.env, record.reward_mode, record.execution)].append(record)
     tasks = {r.task_id: get_task(r.task_id) for r in playable}
     ids = await image_ids(tasks.values())
 
     episodes: list[ReplayedEpisode] = []
     started = time.perf_counter()
     with RunProgress(len(playable), label="replay", console=console, enabled=progress) as bar:
-        for (env_name, reward_mode), group in groups.items():
+        for (env_name, reward_mode, execution), group in groups.items():
             # One script per task id; a file with a task twice replays each record on its own pass.
             for batch in _unique_batches(group):
                 recorded = {r.task_id: r for r in batch}
@@ -100,7 +100,7 @@ async def replay_file(
                     [Episode(tasks[r.task_id], r.seed) for r in batch],
                     player,
                     concurrency=concurrency,
-                    env_options={"reward": reward_mode},
+                    env_options={"reward": reward_mode, "execution": execution},
                     image_ids=ids,
                     on_done=bar.advance,
                 )

@@ -138,13 +138,23 @@ class ContainerFiles:
             return os.fstat(self._root)
         return self._lstat_in(parts[:-1], parts[-1])
 
+    def stat(self, path: str) -> os.stat_result | None:
+        """The container's ``stat(path)``: links followed, inside the container (None: missing)."""
+        parts = self._parts(path, follow_last=True)
+        if parts is None:
+            return None
+        if not parts:
+            return os.fstat(self._root)
+        return self._lstat_in(parts[:-1], parts[-1])
+
     def readlink(self, path: str) -> str | None:
         parts = self._parts(path)
         return None if not parts else self._readlink_in(parts[:-1], parts[-1])
 
-    def md5(self, path: str) -> str | None:
-        """The md5 of a regular file's content (None: missing, or not a regular file)."""
-        parts = self._parts(path)
+    def md5(self, path: str, *, follow: bool = False) -> str | None:
+        """The md5 of a regular file's content (None: missing, or not a regular file); ``follow``
+        reads what a link at ``path`` leads to."""
+        parts = self._parts(path, follow_last=follow)
         if not parts:
             return None
         fd = self._open_dir(parts[:-1])

@@ -14,11 +14,14 @@ A path's state (:class:`PathState`):
   and its links (``./path -> target`` records, sorted); None otherwise;
 - ``files``: the files and links below a deep folder (1 for a file or a link);
 - ``mode`` (permission bits, with setuid, setgid and sticky; None for a link), ``uid``, ``gid``, and
-  ``mtime`` (nanoseconds).
+  ``mtime`` (nanoseconds);
+- ``followed`` (links only): what the link leads to, as ``md5sum`` sees it: ``"file <md5>"``,
+  ``"dir"``, ``"other"`` or ``"missing"``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import stat
@@ -41,6 +44,7 @@ class PathState:
     uid: int | None = None
     gid: int | None = None
     mtime: int | None = None
+    followed: str | None = None
 
 
 MISSING = PathState("missing")
@@ -67,7 +71,7 @@ def _state(files: ContainerFiles, path: str, deep: bool) -> PathState:
     if stat.S_ISLNK(st.st_mode):
         target = files.readlink(path) or ""
         digest = hashlib.md5(target.encode("utf-8", errors="surrogateescape") + b"\n").hexdigest()
-        return PathState("link", digest, 1, **owner)
+        return PathState("link", digest, 1, **owner, followed=_followed(files, path))
     if stat.S_ISREG(st.st_mode):
         return PathState("file", files.md5(path), 1, **owner)
     if not stat.S_ISDIR(st.st_mode):
@@ -91,9 +95,22 @@ def _state(files: ContainerFiles, path: str, deep: bool) -> PathState:
     return PathState("dir", tree, len(records) + len(links), **owner)
 
 
+def _followed(files: ContainerFiles, path: str) -> str:
+    """What a link leads to, as ``md5sum`` (which follows links) sees it."""
+    st = files.stat(path)
+    if st is None:
+        return "missing"
+    if stat.S_ISDIR(st.st_mode):
+        return "dir"
+    if stat.S_ISREG(st.st_mode):
+        md5 = files.md5(path, follow=True)
+        return f"file {md5}" if md5 is not None else "other"
+    return "other"
+
+
 _SHALLOW_MARK = "--shallow"  # paths are absolute, so this argument cannot be a path
 
-# One NUL-terminated record per path: kind TAB md5 TAB files TAB mode:uid:gid:mtime TAB path.
+# One NUL-terminated record per path: kind TAB md5 TAB files TAB mode:uid:gid:mtime TAB followed TAB path.
 PROBE_SCRIPT = r"""
 export LC_ALL=C
 deep=1
@@ -102,25 +119,28 @@ owner() { stat -c '%f:%u:%g:%.9Y' -- "$1" 2>/dev/null || printf '0:-:-:-'; }
 for p in "$@"; do
   if [ "$p" = "--shallow" ]; then deep=0; continue; fi
   if [ -L "$p" ]; then
-    h=$(readlink -- "$p" | md5sum); printf 'link\t%s\t1\t%s\t%s\0' "${h%% *}" "$(owner "$p")" "$p"
+    h=$(readlink -- "$p" | md5sum)
+    if [ -f "$p" ]; then t=$(md5sum < "$p" 2>/dev/null) && t="file ${t%% *}" || t=other
+    elif [ -d "$p" ]; then t=dir; elif [ -e "$p" ]; then t=other; else t=missing; fi
+    printf 'link\t%s\t1\t%s\t%s\t%s\0' "${h%% *}" "$(owner "$p")" "$t" "$p"
   elif [ -f "$p" ]; then
     files+=("$p")
   elif [ -d "$p" ] && [ "$deep" = 1 ]; then
     n=$(find "$p" \( -type f -o -type l \) -printf x 2>/dev/null | wc -c)
     h=$( (cd -- "$p" && find . -type f -print0 | sort -z | xargs -0 -r md5sum -z --;
           find . -type l -printf '%p -> %l\0' | sort -z) 2>/dev/null | md5sum)
-    printf 'dir\t%s\t%s\t%s\t%s\0' "${h%% *}" "$n" "$(owner "$p")" "$p"
+    printf 'dir\t%s\t%s\t%s\t-\t%s\0' "${h%% *}" "$n" "$(owner "$p")" "$p"
   elif [ -d "$p" ]; then
-    printf 'dir\t-\t0\t%s\t%s\0' "$(owner "$p")" "$p"
+    printf 'dir\t-\t0\t%s\t-\t%s\0' "$(owner "$p")" "$p"
   elif [ -e "$p" ]; then
-    printf 'other\t-\t0\t%s\t%s\0' "$(owner "$p")" "$p"
+    printf 'other\t-\t0\t%s\t-\t%s\0' "$(owner "$p")" "$p"
   else
-    printf 'missing\t-\t0\t-\t%s\0' "$p"
+    printf 'missing\t-\t0\t-\t-\t%s\0' "$p"
   fi
 done
 for p in "${files[@]}"; do
   h=$(md5sum -- "$p" 2>/dev/null) || continue
-  printf 'file\t%s\t1\t%s\t%s\0' "${h%% *}" "$(owner "$p")" "$p"
+  printf 'file\t%s\t1\t%s\t-\t%s\0' "${h%% *}" "$(owner "$p")" "$p"
 done
 exit 0
 """
@@ -150,9 +170,10 @@ def parse_probe_output(output: str) -> dict[str, PathState]:
     for record in output.split("\0"):
         if not record:
             continue
-        fields = record.split("\t", 4)
-        if len(fields) != 5 or fields[0] not in _KINDS or not fields[2].isdigit():
+        fields = record.split("\t", 5)
+        if len(fields) != 6 or fields[0] not in _KINDS or not fields[2].isdigit():
             raise ValueError(f"unexpected probe record {record[:200]!r}")
-        kind, md5, count, owner, path = fields
-        found[path] = PathState(kind, None if md5 == "-" else md5, int(count), **_parse_owner(kind, owner))  # type: ignore[arg-type]
+        kind, md5, count, owner, followed, path = fields
+        state = PathState(kind, None if md5 == "-" else md5, int(count), **_parse_owner(kind, owner))  # type: ignore[arg-type]
+        found[path] = dataclasses.replace(state, followed=None if followed == "-" else followed)
     return found

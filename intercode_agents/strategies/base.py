@@ -103,6 +103,7 @@ class Strategy(ABC):
             model_settings=model_settings(chat_model),
             seed=seed,
             reward_mode=env.reward_mode,
+            execution=env.execution,
             context=self.context(),
             started_at=started,
         )
