@@ -39,8 +39,8 @@ from intercode_agents.datasets import Task, select_tasks
 from intercode_agents.envs import Env, make_env
 from intercode_agents.envs import bash as bash_env
 from intercode_agents.envs import python as python_env
-from intercode_agents.envs import sql as sql_env
 from intercode_agents.envs.bash_fact_store import clear_fact_stores
+from intercode_agents.envs.sql_gold import clear_gold_cache
 from intercode_agents.runner.players import GoldPlayer
 from intercode_agents.runner.preflight import image_ids
 from intercode_agents.runner.workers import Episode, run_episodes
@@ -139,7 +139,7 @@ PHASES: list[tuple[Any, str, str]] = [
 def clear_caches() -> None:
     """Forget the envs' per-process gold caches, so the next replay runs every gold again."""
     clear_fact_stores()
-    sql_env._GOLD_CACHE.clear()
+    clear_gold_cache()
     python_env._GOLD_CACHE.clear()
 
 

@@ -5,10 +5,13 @@ for the gold query run on a fresh connection to the task's database, plus the go
 compared as ``str(tuple(row))``, so both sides must come through the same driver (the JSON-lines SQL
 helper returns deterministic JSON values).
 
-``intercode`` mode follows the original InterCode exactly:
+``intercode`` mode follows the original InterCode's maths, with one deliberate exception:
 
+- a gold that cannot run (a syntax error, a timeout, a killed statement) marks the task corrupt
+  (unscored, reward 0), as in strict mode. The original counted it as an empty result, so an empty
+  agent result scored 1: a free win that nothing else about the task earned;
 - the agent's last observation must be a result set, else 0;
-- a failing gold counts as an empty result (so an empty agent result scores 1: a free win);
+- a gold that runs but returns no result set counts as an empty result, as in the original;
 - both empty: 1. Otherwise ``iou = |A ∩ G| / |A ∪ G|`` over multisets (counts: min / max);
 - when the intersection is not empty, Kendall's tau (``scipy.stats.kendalltau``) of the common rows,
   each list in its own order and compared as strings, scales it: ``round(tau * iou, 2)``; when tau is
@@ -103,14 +106,21 @@ def _kendall(x: Sequence[Any], y: Sequence[Any]) -> float:
         return float(kendalltau(x, y, nan_policy="omit").statistic)
 
 
+def _gold_failed(gold: SqlOutcome, parts: dict[str, float | int | str | bool | None]) -> RewardResult:
+    return RewardResult(
+        0.0, parts | {"gold_failed": True}, corrupt=True, note=f"the gold query fails: {gold.error}"
+    )
+
+
 def _intercode(agent: SqlOutcome, gold: SqlOutcome) -> RewardResult:
-    gold_failed = gold.error is not None
-    parts: dict[str, float | int | str | bool | None] = {"gold_failed": gold_failed}
+    parts: dict[str, float | int | str | bool | None] = {"gold_failed": False}
+    if gold.error is not None:
+        return _gold_failed(gold, parts)
     if agent.error is not None or agent.rows is None:
         parts |= {"iou": 0.0, "tau": None}
         return RewardResult(0.0, parts, note="the last action did not return rows")
     agent_keys = _keys(agent.rows)
-    gold_keys = [] if gold_failed or gold.rows is None else _keys(gold.rows)
+    gold_keys = [] if gold.rows is None else _keys(gold.rows)
     parts |= {"agent_rows": len(agent_keys), "gold_rows": len(gold_keys)}
     iou, common = _iou(agent_keys, gold_keys)
     if iou is None:
@@ -128,10 +138,7 @@ def _strict(agent: SqlOutcome, gold: SqlOutcome, gold_sql: str) -> RewardResult:
     ordered = has_top_level_order_by(gold_sql)
     parts: dict[str, float | int | str | bool | None] = {"order_matters": ordered}
     if gold.error is not None or gold.rows is None:
-        why = gold.error or "it returned no result set"
-        return RewardResult(
-            0.0, parts | {"gold_failed": True}, corrupt=True, note=f"the gold query fails: {why}"
-        )
+        return _gold_failed(SqlOutcome(error=gold.error or "it returned no result set"), parts)
     gold_keys = _keys(gold.rows)
     parts |= {"gold_failed": False, "gold_empty": not gold_keys, "gold_rows": len(gold_keys)}
     if agent.error is not None or agent.rows is None:
