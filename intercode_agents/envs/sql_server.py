@@ -133,6 +133,9 @@ class SqlClient:
         administrator kills the account's threads, so nothing of it runs when this returns."""
         if self.session is None:
             raise SessionDied("the SQL client is closed")
+        for key, value in payload.items():
+            if isinstance(value, str) and (problem := _unencodable(value)):
+                return {"ok": False, "error": f"{key!r} is not valid Unicode text ({problem})"}
         reply = await self.session.request(payload, timeout=timeout)
         if reply.get("stuck"):
             await self.session.close()  # the next request starts a new helper
@@ -155,6 +158,14 @@ class SqlClient:
             await self.server.admin({"op": "drop_account", "user": self.user})
         except Exception:  # the server is going away: its accounts go with it
             pass
+
+
+def _unencodable(text: str) -> str | None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"a lone surrogate at position {exc.start}"
+    return None
 
 
 _servers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, SqlServer]] = (
