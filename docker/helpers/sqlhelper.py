@@ -6,21 +6,22 @@ which runs the statements it is sent, and a *control* one, which never runs them
 one's statement at its deadline and reads the account's threads from the process list (an account
 without the PROCESS privilege sees only its own there, and may kill only its own).
 
-Deadlines are the helper's, not a session variable's: when a statement's deadline passes, the control
-connection kills the main connection (``KILL CONNECTION``), the helper waits until the process list
-no longer shows it, and only then answers (``timed_out``); the next statement runs on a new
-connection with the same database. With ``$INTERCODE_SQL_EXCLUSIVE=1`` the helper owns its account:
-at start, and at every ``reset``, it kills every other thread of the account (a statement left by a
-helper that was killed, say) and waits until they are gone.
+Deadlines are the helper's, not a session variable's: when a statement's deadline passes (a SIGALRM
+timer), the control connection kills the main connection (``KILL CONNECTION``), the helper waits
+until the process list no longer shows it, and only then answers (``timed_out``); the next
+statement runs on a new connection with the same database. With ``$INTERCODE_SQL_EXCLUSIVE=1`` the
+helper owns its account: at start, and at every ``reset``, it kills every other thread of the
+account (a statement left by a helper that was killed, say) and waits until they are gone.
 
 Ops (every request may carry "id", echoed back):
   {"op": "use", "db"}                                -> {"ok", "db"}
   {"op": "reset", "db"?}                             -> a new main connection (pristine session state),
                                                         the account's other threads gone, then "use"
   {"op": "query", "sql", "timeout", "max_rows",      -> {"ok", "columns", "rows", "rowcount", "truncated",
-   "db"?, "fresh"?}                                      "error", "errno", "timed_out", "db"}
+   "db"?, "fresh"?}                                      "error", "errno", "timed_out", "db", "stuck"?}
        "db": the database the statement expects (selected first when the session has another one, as
-       after a restart); "fresh": true runs it on a new connection.
+       after a restart); "fresh": true runs it on a new connection. "stuck": the helper could not
+       confirm that the statement is gone from the server (its caller must clear the account).
   {"op": "ping"} -> {"ok": true}
 """
 
@@ -31,8 +32,8 @@ import decimal
 import math
 import os
 import re
+import signal
 import sys
-import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -193,42 +194,31 @@ class Watchdog:
     """Kills the main connection from the control connection when a statement's deadline passes.
 
     ``arm`` before a statement, ``disarm`` after its last row; ``disarm`` says whether it fired. The
-    kill happens under the watchdog's lock, so a statement that ends just in time is never killed
-    after it was disarmed.
+    deadline is a real-time interval timer (SIGALRM): the handler runs in the helper's only thread,
+    between two steps of the blocked driver, so no thread is woken for a statement that ends in
+    time. A statement that ends just as the timer fires is treated as timed out (its connection is
+    replaced), never left with a pending kill.
     """
 
     def __init__(self, session: SqlSession) -> None:
         self._session = session
-        self._cond = threading.Condition()
         self._target: int | None = None
-        self._deadline = 0.0
         self._fired = False
-        threading.Thread(target=self._run, name="watchdog", daemon=True).start()
+        signal.signal(signal.SIGALRM, self._expired)
 
     def arm(self, thread_id: int, timeout: float) -> None:
-        with self._cond:
-            self._target, self._deadline, self._fired = thread_id, time.monotonic() + timeout, False
-            self._cond.notify()
+        self._target, self._fired = thread_id, False
+        signal.setitimer(signal.ITIMER_REAL, timeout)
 
     def disarm(self) -> bool:
-        with self._cond:
-            self._target = None
-            self._cond.notify()
-            return self._fired
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        self._target = None
+        return self._fired
 
-    def _run(self) -> None:
-        with self._cond:
-            while True:
-                if self._target is None:
-                    self._cond.wait()
-                    continue
-                remaining = self._deadline - time.monotonic()
-                if remaining > 0:
-                    self._cond.wait(remaining)
-                    continue
-                target, self._fired = self._target, True
-                self._session.kill_main(target)
-                self._cond.wait_for(lambda t=target: self._target != t)
+    def _expired(self, signum: int, frame: object) -> None:
+        if self._target is not None and not self._fired:
+            self._fired = True
+            self._session.kill_main(self._target)
 
 
 class SqlSession:
@@ -237,7 +227,6 @@ class SqlSession:
         self.db: str | None = None
         self.broken = False  # the main connection was lost: replace it before the next statement
         self._control: pymysql.connections.Connection | None = None
-        self._control_lock = threading.Lock()
         self.watchdog = Watchdog(self)
 
     # -- the control connection --------------------------------------------------------------
@@ -248,14 +237,15 @@ class SqlSession:
         return self._control
 
     def _with_control(self, action: Callable[[pymysql.connections.Connection], T]) -> T:
-        """Run ``action`` on the control connection, on a new one if the old one was lost."""
-        with self._control_lock:
-            try:
-                return action(self.control())
-            except pymysql.err.OperationalError:
-                close_quietly(self._control)
-                self._control = None
-                return action(self.control())
+        """Run ``action`` on the control connection, on a new one if the old one was lost. (The
+        helper has one thread; the watchdog's handler uses it only while a statement runs, when
+        nothing else does.)"""
+        try:
+            return action(self.control())
+        except pymysql.err.OperationalError:
+            close_quietly(self._control)
+            self._control = None
+            return action(self.control())
 
     def kill_main(self, thread_id: int) -> None:
         """Kill the main connection's thread (called by the watchdog)."""
