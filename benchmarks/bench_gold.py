@@ -15,8 +15,10 @@ per concurrency level, three times in a row:
   the same tasks in one process, or any process with the on-disk Bash facts, sees).
 
 The Bash env runs with ``facts_cache="process"`` here, so the on-disk store neither helps nor changes.
-The original InterCode's figure, 3.4 episodes/s sequential on the 24 Bash test tasks, is printed for
-reference.
+The original InterCode's figures are printed for reference: 3.4 episodes/s sequential on the 24 Bash
+test tasks, and 839 episodes/s sequential on Spider dev (its gold ran on the agent's own connection,
+with no isolation at all). For Spider, the figure before this project isolated its SQL episodes
+(accounts per env, a gold server, deadlines enforced by the helper) is printed too.
 
 The profile runs the Bash test tasks one at a time with timers wrapped around the phases of an
 episode (this script patches the methods at run time; the library is unchanged) and prints the mean
@@ -46,7 +48,11 @@ from intercode_agents.runner.preflight import image_ids
 from intercode_agents.runner.workers import Episode, run_episodes
 from intercode_agents.sandbox import Sandbox, SandboxPool, ShellSession, close_docker_client
 
-ORIGINAL = {"bash-test": 3.4}  # InterCode, sequential, episodes/s
+ORIGINAL = {"bash-test": 3.4, "spider": 839.0}  # InterCode, sequential, unisolated, episodes/s
+# Spider's warm-pools figures of this project before its SQL isolation (one shared account, the gold on
+# the agents' server), measured on the 2-core CI machine with this script on the day isolation came:
+# `python benchmarks/bench_gold.py --sets spider --spider-limit 0 --concurrency 1,8 --profile 0`.
+BEFORE_ISOLATION = {("spider", 1): 274.2, ("spider", 8): 401.1}
 SETS: dict[str, tuple[str, str]] = {
     "bash-test": ("bash", "test"),
     "bash-mini": ("bash", "mini"),
@@ -192,13 +198,15 @@ async def main(sets: list[str], levels: list[int], spider_limit: int, profile_n:
         for c in levels:
             rows.append((name, len(tasks), c, await throughput(env, tasks, c)))
     print(f"{'set':12} {'tasks':>5} {'c':>3} " + " ".join(f"{m + ' ep/s':>16}" for m in MODES), end="")
-    print(f" {'solved':>7} {'InterCode c=1':>14}")
+    print(f" {'solved':>7} {'InterCode c=1':>16} {'before isolation':>18}")
     for name, n, c, results in rows:
         cells = " ".join(f"{results[m][0]:16.2f}" for m in MODES)
         solved = min(s for _, s in results.values())
-        original = ORIGINAL.get(name)
-        ratio = f"{results['warm pools'][0] / original:.1f}x of {original}" if original else ""
-        print(f"{name:12} {n:5d} {c:3d} {cells} {solved:7d} {ratio:>14}")
+        warm = results["warm pools"][0]
+        original, before = ORIGINAL.get(name), BEFORE_ISOLATION.get((name, c))
+        ratio = f"{warm / original:.2f}x of {original:g}" if original else ""
+        then = f"{warm / before:.2f}x of {before:g}" if before else ""
+        print(f"{name:12} {n:5d} {c:3d} {cells} {solved:7d} {ratio:>16} {then:>18}")
     if profile_n:
         tasks = select_tasks("bash", "test")[:profile_n]
         print_profile(*await profile(tasks))
