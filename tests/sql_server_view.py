@@ -62,3 +62,49 @@ def lock_holder(name: str) -> str:
     """The connection id holding user-level lock ``name`` on any server ("NULL" when none does)."""
     holders = [admin_sql(s, f"SELECT IS_USED_LOCK('{name}')")[0][0] for s in sql_servers()]
     return next((h for h in holders if h != "NULL"), "NULL")
+
+
+KILLER = """
+import os, sys, threading, time, pymysql
+threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()  # ends with its input
+for _ in range(600):  # the server may still be starting
+    try:
+        conn = pymysql.connect(unix_socket="/run/mysqld/mysqld.sock", user="mysql", autocommit=True)
+        break
+    except pymysql.err.MySQLError:
+        time.sleep(0.1)
+print("ready", flush=True)
+while True:
+    with conn.cursor() as cursor:
+        cursor.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE %s"
+                       " AND ID <> CONNECTION_ID()", ("%" + sys.argv[1] + "%",))
+        for (thread_id,) in cursor.fetchall():
+            try:
+                cursor.execute(f"KILL QUERY {thread_id}")
+            except pymysql.err.MySQLError:
+                pass
+    time.sleep(0.005)
+"""
+
+
+class Killer:
+    """Kills, on every server, every statement holding ``marker`` as soon as it shows (a process in
+    each server polling its process list), until closed."""
+
+    def __init__(self, marker: str) -> None:
+        self._procs = []
+        for server in sql_servers():
+            proc = subprocess.Popen(
+                ["docker", "exec", "-i", server, "python3", "-c", KILLER, marker],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            self._procs.append(proc)
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+
+    def close(self) -> None:
+        for proc in self._procs:
+            assert proc.stdin is not None
+            proc.stdin.close()  # the killer in the container exits at the end of its input
+            proc.wait(timeout=30)

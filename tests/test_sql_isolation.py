@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import re
 import secrets
+from typing import Any
 
 from intercode_agents.datasets import Task, get_task
-from intercode_agents.envs import make_env
-from tests.sql_server_view import admin_sql, lock_holder, threads_running, wait_running
+from intercode_agents.envs import Env, make_env
+from tests.sql_server_view import Killer, lock_holder, threads_running, wait_running
 
 # A second or two on an idle 2-core machine: long enough to be watched and attacked.
 SLOW = "SELECT count(*) FROM world_1.city a, world_1.countrylanguage b WHERE a.Population > b.Percentage"
@@ -40,15 +41,21 @@ async def test_process_list_shows_no_other_episode_and_no_gold() -> None:
     async with make_env("sql", action_timeout=60) as a, make_env("sql") as b, make_env("sql") as c:
         await a.reset(task_id="sql/spider/0")
         await b.reset(task_id="sql/spider/0")
-        await c.reset(task=task)
-        await c.step("SELECT 1")
-        for target, env, action in ((marker, a, statement), (gold_marker, c, "submit")):
-            running = asyncio.create_task(env.step(action))
+        phases = ((marker, a.step(statement)), (gold_marker, play(c, task, "SELECT 1")))
+        for target, phase in phases:
+            running = asyncio.create_task(phase)
             await wait_running(target)
             for poll in ("SELECT ID, USER, INFO FROM information_schema.PROCESSLIST", "SHOW PROCESSLIST"):
                 obs, *_ = await b.step(poll)
                 assert target not in obs, obs
             await running
+
+
+async def play(env: Env, task: Task, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    """An episode of ``task``: ``action``, then submit (its gold runs from the reset on)."""
+    await env.reset(task=task)
+    await env.step(action)
+    return await env.step("submit")
 
 
 async def test_kill_reaches_no_other_episode_and_no_gold() -> None:
@@ -63,19 +70,17 @@ async def test_kill_reaches_no_other_episode_and_no_gold() -> None:
     ):
         await victim.reset(task_id="sql/spider/0")
         await killer.reset(task_id="sql/spider/0")
-        await scored.reset(task=task)
-        await scored.step("SELECT Name FROM people WHERE 0")  # an empty answer
-        for target, env, action in ((marker, victim, statement), (gold_marker, scored, "submit")):
-            running = asyncio.create_task(env.step(action))
+        empty = "SELECT Name FROM people WHERE 0"  # an empty answer
+        for target, phase in ((marker, victim.step(statement)), (gold_marker, play(scored, task, empty))):
+            running = asyncio.create_task(phase)
             for _, thread_id in await wait_running(target):  # ids an attacker could guess
                 for kill in (f"KILL QUERY {thread_id}", f"KILL {thread_id}", f"KILL CONNECTION {thread_id}"):
                     obs, _, _, _, info = await killer.step(kill)
                     assert info["errored"], obs
+            obs, reward, _, _, info = await running
             if target == marker:
-                obs, _, _, _, info = await running
                 assert (obs, info["errored"]) == (SLOW_COUNT, False)
             else:
-                obs, reward, _, _, info = await running
                 assert (reward, info["corrupt"]) == (0.0, False), info
 
 
@@ -85,26 +90,14 @@ async def test_a_gold_killed_on_its_server_is_corrupt_and_never_cached() -> None
     for mode in ("intercode", "strict"):
         task, marker = slow_gold_task()
         async with make_env("sql", action_timeout=60, reward=mode) as env:
-            await env.reset(task=task)
-            await env.step("SELECT Name FROM people WHERE 0")
-            submitted = asyncio.create_task(env.step("submit"))
-            while not submitted.done():  # kill every run of the gold (a retry included)
-                for server, thread_id in await asyncio.to_thread(threads_running, marker):
-                    await asyncio.to_thread(kill_on, server, thread_id)
-                await asyncio.sleep(0.05)
-            _, reward, _, _, info = await submitted
+            killer = await asyncio.to_thread(Killer, marker)  # every run of the gold, a retry included
+            try:
+                _, reward, _, _, info = await play(env, task, "SELECT Name FROM people WHERE 0")
+            finally:
+                await asyncio.to_thread(killer.close)
             assert (reward, info["corrupt"]) == (0.0, True), (mode, info)
-            await env.reset(task=task)
-            await env.step(SLOW)
-            _, reward, _, _, info = await env.step("submit")
+            _, reward, _, _, info = await play(env, task, SLOW)
             assert (reward, info["corrupt"]) == (1.0, False), (mode, info)
-
-
-def kill_on(server: str, thread_id: int) -> None:
-    try:
-        admin_sql(server, f"KILL QUERY {thread_id}")
-    except AssertionError:
-        pass  # it ended on its own meanwhile
 
 
 async def test_user_level_locks_are_no_channel_between_episodes() -> None:

@@ -151,6 +151,7 @@ def kill_threads(conn: pymysql.connections.Connection, user: str, keep: frozense
     list no longer shows them. Returns how many were killed; raises HelperError if they stay."""
     give_up = time.monotonic() + GONE_WAIT_S
     killed: set[int] = set()
+    pause = 0.0005  # a closed connection's thread is usually gone within a millisecond
     while True:
         left = [tid for tid, _ in account_threads(conn, user) if tid not in keep]
         if not left:
@@ -166,7 +167,8 @@ def kill_threads(conn: pymysql.connections.Connection, user: str, keep: frozense
                         if exc.args[0] != ER_NO_SUCH_THREAD:
                             raise
                     killed.add(tid)
-        time.sleep(0.01)
+        time.sleep(pause)
+        pause = min(2 * pause, 0.02)
 
 
 def wait_gone(conn: pymysql.connections.Connection, user: str, thread_id: int) -> None:
@@ -299,12 +301,33 @@ class SqlSession:
     def op_reset(self, req: Request) -> Response:
         """A new main connection: variables, settings and the database start afresh; with an
         exclusive account, every other thread of it is gone first."""
+        db = get_str(req, "db") if req.get("db") is not None else None
         close_quietly(self.conn)
         self.conn, self.db, self.broken = connect(), None, False
-        killed = self.sweep() if EXCLUSIVE else 0
-        if req.get("db") is None:
+        killed = 0
+        if EXCLUSIVE and self._others_after_use(db):
+            killed = self.sweep()
+        if db is None:
             return {"ok": True, "db": None, "killed": killed}
-        return self._select(get_str(req, "db")) or {"ok": True, "db": self.db, "killed": killed}
+        if self.db != db and (failed := self._select(db)):
+            return failed
+        return {"ok": True, "db": self.db, "killed": killed}
+
+    def _others_after_use(self, db: str | None) -> bool:
+        """Select ``db`` (when it exists) and tell whether the account has threads other than the
+        helper's two, in one round trip."""
+        own = {self.conn.thread_id()} | ({self._control.thread_id()} if self._control else set())
+        sql = "SHOW PROCESSLIST" if db is None else f"USE `{db.replace('`', '``')}`; SHOW PROCESSLIST"
+        try:
+            with self.conn.cursor() as cursor:
+                cursor.execute(sql)
+                if db is not None:
+                    cursor.nextset()
+                    self.db = db
+                rows = cursor.fetchall()
+        except pymysql.err.MySQLError:  # the USE failed: op_reset reports why
+            rows = [(tid, USER) for tid, _ in account_threads(self.conn, USER)]
+        return any(row[1] == USER and row[0] not in own for row in rows)
 
     def op_query(self, req: Request) -> Response:
         sql = get_str(req, "sql").strip().rstrip(";").strip()

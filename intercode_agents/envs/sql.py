@@ -50,6 +50,7 @@ class SqlEnv(Env):
         self.client: SqlClient | None = None
         self.db: str | None = None  # the episode's current database, as the helper last reported it
         self._last: SqlOutcome = SqlOutcome(rows=None, error="no query was run")
+        self._gold_run: tuple[Task, asyncio.Task[SqlOutcome]] | None = None  # started at reset
 
     async def start(self) -> None:
         if self.server is not None:
@@ -91,6 +92,11 @@ class SqlEnv(Env):
             raise SessionDied(f"cannot open a session on database {db!r}: {reply.get('error')}")
         self.db = reply.get("db")
         self._last = SqlOutcome(rows=None, error="no query was run")
+        # The gold's answer is computed on its own server while the agent works (scoring needs it).
+        await self._forget_gold_run()
+        run = asyncio.ensure_future(self._run_gold(task))
+        run.add_done_callback(lambda done: done.cancelled() or done.exception())  # read when scored
+        self._gold_run = (task, run)
 
     async def _execute(self, action: str) -> ActionResult:
         if reason := isolation_refusal(action):
@@ -119,18 +125,31 @@ class SqlEnv(Env):
             output_truncated=bool(reply.get("truncated")),
         )
 
-    async def _gold(self, task: Task) -> SqlOutcome:
+    async def _run_gold(self, task: Task) -> SqlOutcome:
         await self.start()
         assert self.gold_server is not None
         return await gold_outcome(
             self.gold_server, str(task.meta.get("db") or ""), task.gold, self.action_timeout
         )
 
+    async def _gold(self, task: Task) -> SqlOutcome:
+        if self._gold_run is not None and self._gold_run[0] is task:
+            return await asyncio.shield(self._gold_run[1])
+        return await self._run_gold(task)
+
+    async def _forget_gold_run(self) -> None:
+        """Drop the gold run of the previous episode (cancelled if it is still going)."""
+        run, self._gold_run = self._gold_run, None
+        if run is not None and not run[1].done():
+            run[1].cancel()
+            await asyncio.gather(run[1], return_exceptions=True)
+
     async def _score(self, submission: str) -> RewardResult:
         task = self._require_task()
         return sql_reward(self._last, await self._gold(task), task.gold, self.reward_mode)
 
     async def close(self) -> None:
+        await self._forget_gold_run()
         client, self.client = self.client, None
         servers = [s for s in (self.server, self.gold_server) if s is not None]
         self.server = self.gold_server = None

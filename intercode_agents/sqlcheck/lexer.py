@@ -22,27 +22,41 @@ The lexer only splits; it neither parses nor judges (see :mod:`intercode_agents.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
 TokenKind = Literal["word", "string", "identifier", "punct"]
 
-_SPACE = frozenset("\t\n\x0b\x0c\r ")
-_WORD_ASCII = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
-
-
-def _word_char(ch: str) -> bool:
-    return ch in _WORD_ASCII or ord(ch) >= 0x80
-
-
-def _opens_dash_comment(text: str, i: int) -> bool:
-    """Whether ``--`` at ``i`` starts a comment: the next character is ASCII space or control, or none."""
-    if not text.startswith("--", i):
-        return False
-    if i + 2 >= len(text):
-        return True
-    nxt = ord(text[i + 2])
-    return nxt <= 0x20 or nxt == 0x7F
+# One alternative per lexical element, tried in this order at each position (see the module
+# docstring); the groups name what was found. Quoted text is matched possessively (``*+``): a quote
+# that never closes makes the rest of the text one unterminated element, as MariaDB reads it.
+_ELEMENT = re.compile(
+    r"""
+      (?P<space>[\t\n\x0b\x0c\r\ ]+)
+    | (?P<line_comment>\#[^\n]*(?:\n|\Z) | --(?:[\x00-\x09\x0b-\x20\x7f][^\n]*)?(?:\n|\Z))
+    | (?P<exec_comment>/\*[Mm]?!(?:.*?\*/|.*\Z))
+    | (?P<comment>/\*.*?\*/)
+    | (?P<open_comment>/\*.*\Z)
+    | (?P<string>'(?:[^'\\]|\\.|'')*+' | "(?:[^"\\]|\\.|"")*+")
+    | (?P<open_string>['"].*\Z)
+    | (?P<identifier>`(?:[^`]|``)*+`)
+    | (?P<open_identifier>`.*\Z)
+    | (?P<end>;)
+    | (?P<word>[A-Za-z0-9_$\x80-\U0010ffff]+)
+    | (?P<punct>.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+_UNTERMINATED = {"open_comment": "comment", "open_string": "string", "open_identifier": "identifier"}
+_KINDS: dict[str, TokenKind] = {
+    "string": "string",
+    "open_string": "string",
+    "identifier": "identifier",
+    "open_identifier": "identifier",
+    "word": "word",
+    "punct": "punct",
+}
 
 
 @dataclass(frozen=True)
@@ -84,77 +98,16 @@ def lex(text: str) -> Lexed:
     tokens: list[Token] = []
     unterminated: str | None = None
     stmt_start = 0
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch in _SPACE:
-            i += 1
-        elif ch == "#" or _opens_dash_comment(text, i):
-            end = text.find("\n", i)
-            i = n if end < 0 else end + 1
-        elif text.startswith("/*", i):
-            if text.startswith("!", i + 2) or text[i + 2 : i + 4] in ("M!", "m!"):
-                executable.append(i)
-            end = text.find("*/", i + 2)
-            if end < 0:
-                unterminated, i = "comment", n
-            else:
-                i = end + 2
-        elif ch in "'\"":
-            end = _string_end(text, i)
-            if end < 0:
-                unterminated, end = "string", n
-            tokens.append(Token("string", text[i:end], i))
-            i = end
-        elif ch == "`":
-            end = _identifier_end(text, i)
-            if end < 0:
-                unterminated, end = "identifier", n
-            tokens.append(Token("identifier", text[i:end], i))
-            i = end
-        elif ch == ";":
-            statements.append(Statement(text[stmt_start:i], stmt_start, tuple(tokens)))
-            tokens, stmt_start = [], i + 1
-            i += 1
-        elif _word_char(ch):
-            j = i + 1
-            while j < n and _word_char(text[j]):
-                j += 1
-            tokens.append(Token("word", text[i:j], i))
-            i = j
-        else:
-            tokens.append(Token("punct", ch, i))
-            i += 1
+    for found in _ELEMENT.finditer(text):
+        what = found.lastgroup
+        assert what is not None
+        if what == "end":
+            statements.append(Statement(text[stmt_start : found.start()], stmt_start, tuple(tokens)))
+            tokens, stmt_start = [], found.end()
+        elif what in _KINDS:
+            tokens.append(Token(_KINDS[what], found.group(), found.start()))
+        elif what == "exec_comment":
+            executable.append(found.start())
+        unterminated = _UNTERMINATED.get(what, unterminated)
     statements.append(Statement(text[stmt_start:], stmt_start, tuple(tokens)))
     return Lexed(tuple(s for s in statements if not s.empty), tuple(executable), unterminated)
-
-
-def _string_end(text: str, i: int) -> int:
-    """The offset just past the string opened at ``i``, or -1 when it never closes."""
-    quote, j, n = text[i], i + 1, len(text)
-    while j < n:
-        ch = text[j]
-        if ch == "\\":
-            j += 2
-        elif ch == quote:
-            if j + 1 < n and text[j + 1] == quote:
-                j += 2
-            else:
-                return j + 1
-        else:
-            j += 1
-    return -1
-
-
-def _identifier_end(text: str, i: int) -> int:
-    """The offset just past the backtick identifier opened at ``i``, or -1 when it never closes."""
-    j, n = i + 1, len(text)
-    while j < n:
-        if text[j] == "`":
-            if j + 1 < n and text[j + 1] == "`":
-                j += 2
-            else:
-                return j + 1
-        else:
-            j += 1
-    return -1
