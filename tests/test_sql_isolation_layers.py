@@ -12,6 +12,7 @@ from typing import Any
 
 from intercode_agents.envs import make_env
 from intercode_agents.envs.sql import SqlEnv
+from intercode_agents.envs.sql_gold import clear_gold_cache
 from tests.sql_server_view import admin_sql, threads_running, wait_running
 
 SLOW = "SELECT count(*) FROM world_1.city a, world_1.countrylanguage b WHERE a.Population > b.Percentage"
@@ -59,6 +60,7 @@ async def test_an_account_sees_and_kills_only_its_own_threads() -> None:
 
 
 async def test_the_gold_server_is_not_the_agents_server() -> None:
+    clear_gold_cache()  # the gold runs, so the gold server has its helpers' accounts
     async with make_env("sql") as env:
         assert isinstance(env, SqlEnv)
         await env.reset(task_id="sql/spider/0")
