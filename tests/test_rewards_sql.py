@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import math
+import random
+import warnings
+
 import pytest
+from scipy.stats import kendalltau
 
 from intercode_agents.rewards import SqlOutcome, has_top_level_order_by, sql_reward
+from intercode_agents.rewards.sql import SHORT, _kendall
 
 
 def rows(*values: object) -> SqlOutcome:
@@ -125,3 +131,18 @@ def test_wrong_column_scores_zero_with_iou_showing_why() -> None:
 )
 def test_top_level_order_by(sql: str, expected: bool) -> None:
     assert has_top_level_order_by(sql) is expected
+
+
+def test_kendall_tau_is_scipys_bit_for_bit() -> None:
+    """The reward's own count of short lists gives exactly scipy's tau (ties, strings, every order)."""
+    rng = random.Random(7)
+    for _ in range(3000):
+        n = rng.randint(0, SHORT)
+        alphabet = [str((rng.randint(0, 9),)) for _ in range(rng.randint(1, 12))]
+        x = [rng.choice(alphabet) for _ in range(n)]
+        y = rng.sample(x, n) if rng.random() < 0.5 else [rng.choice(alphabet) for _ in range(n)]
+        ours = _kendall(x, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            theirs = float(kendalltau(x, y, nan_policy="omit").statistic)
+        assert ours == theirs or (math.isnan(ours) and math.isnan(theirs)), (x, y, ours, theirs)

@@ -99,11 +99,41 @@ def _position_tau(agent_common: list[str], gold_common: list[str]) -> float:
     return _kendall(list(range(len(paired))), paired)
 
 
+SHORT = 24  # up to this many items, Kendall's tau is counted here rather than by scipy
+
+
 def _kendall(x: Sequence[Any], y: Sequence[Any]) -> float:
-    """scipy's Kendall tau (NaN when undefined, without scipy's small-sample warning)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(kendalltau(x, y, nan_policy="omit").statistic)
+    """Kendall's tau-b, exactly as ``scipy.stats.kendalltau`` gives it (NaN when undefined).
+
+    Most lists compared here are short, where scipy's call costs far more than the counting; so up
+    to ``SHORT`` items the pairs are counted here and combined with scipy's own arithmetic (the same
+    integer counts, the same float operations in the same order, the same clamp to [-1, 1]), which
+    gives scipy's value bit for bit (``tests/test_rewards_sql.py`` compares them). Longer lists go
+    to scipy.
+    """
+    n = len(x)
+    if n > SHORT:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return float(kendalltau(x, y, nan_policy="omit").statistic)
+    xtie = ytie = ntie = dis = 0
+    for i in range(n):
+        xi, yi = x[i], y[i]
+        for j in range(i + 1, n):
+            xj, yj = x[j], y[j]
+            tied_x, tied_y = xi == xj, yi == yj
+            if tied_x or tied_y:
+                xtie += tied_x
+                ytie += tied_y
+                ntie += tied_x and tied_y
+            elif (xi < xj) != (yi < yj):
+                dis += 1
+    tot = n * (n - 1) // 2
+    if xtie == tot or ytie == tot:
+        return math.nan
+    con_minus_dis = tot - xtie - ytie + ntie - 2 * dis
+    tau = con_minus_dis / math.sqrt(tot - xtie) / math.sqrt(tot - ytie)
+    return min(1.0, max(-1.0, tau))
 
 
 def _gold_failed(gold: SqlOutcome, parts: dict[str, float | int | str | bool | None]) -> RewardResult:
