@@ -18,7 +18,10 @@ The Bash env runs with ``facts_cache="process"`` here, so the on-disk store neit
 The original InterCode's figures are printed for reference: 3.4 episodes/s sequential on the 24 Bash
 test tasks, and 839 episodes/s sequential on Spider dev (its gold ran on the agent's own connection,
 with no isolation at all). For Spider, the figure before this project isolated its SQL episodes
-(accounts per env, a gold server, deadlines enforced by the helper) is printed too.
+(accounts per env, a gold server, deadlines enforced by the helper) is printed too, with the CPU
+milliseconds per episode of the warm-pools replay (this process and the containers that lived
+through it): on a machine shared with other work, episodes per second fall with that work's load,
+CPU per episode does not.
 
 The profile runs the Bash test tasks one at a time with timers wrapped around the phases of an
 episode (this script patches the methods at run time; the library is unchanged) and prints the mean
