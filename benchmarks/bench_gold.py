@@ -15,8 +15,13 @@ per concurrency level, three times in a row:
   the same tasks in one process, or any process with the on-disk Bash facts, sees).
 
 The Bash env runs with ``facts_cache="process"`` here, so the on-disk store neither helps nor changes.
-The original InterCode's figure, 3.4 episodes/s sequential on the 24 Bash test tasks, is printed for
-reference.
+The original InterCode's figures are printed for reference: 3.4 episodes/s sequential on the 24 Bash
+test tasks, and 839 episodes/s sequential on Spider dev (its gold ran on the agent's own connection,
+with no isolation at all). For Spider, the figure before this project isolated its SQL episodes
+(accounts per env, a gold server, deadlines enforced by the helper) is printed too, with the CPU
+milliseconds per episode of the warm-pools replay (this process and the containers that lived
+through it): on a machine shared with other work, episodes per second fall with that work's load,
+CPU per episode does not.
 
 The profile runs the Bash test tasks one at a time with timers wrapped around the phases of an
 episode (this script patches the methods at run time; the library is unchanged) and prints the mean
@@ -29,24 +34,38 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import resource
 import statistics
+import subprocess
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from intercode_agents.datasets import Task, select_tasks
 from intercode_agents.envs import Env, make_env
 from intercode_agents.envs import bash as bash_env
 from intercode_agents.envs import python as python_env
-from intercode_agents.envs import sql as sql_env
 from intercode_agents.envs.bash_fact_store import clear_fact_stores
+from intercode_agents.envs.sql_gold import clear_gold_cache
 from intercode_agents.runner.players import GoldPlayer
 from intercode_agents.runner.preflight import image_ids
 from intercode_agents.runner.workers import Episode, run_episodes
 from intercode_agents.sandbox import Sandbox, SandboxPool, ShellSession, close_docker_client
+from intercode_agents.sandbox.config import LABEL_RUN, RUN_ID
 
-ORIGINAL = {"bash-test": 3.4}  # InterCode, sequential, episodes/s
+CPUACCT = "/sys/fs/cgroup/cpuacct/docker"  # cgroup v1 CPU accounting of the engine's containers
+
+ORIGINAL = {"bash-test": 3.4, "spider": 839.0}  # InterCode, sequential, unisolated, episodes/s
+# Spider's warm-pools figures of this project before its SQL isolation (one shared account, the gold on
+# the agents' server), measured on the 2-core CI machine with this script on the day isolation came:
+# `python benchmarks/bench_gold.py --sets spider --spider-limit 0 --concurrency 1,8 --profile 0`.
+BEFORE_ISOLATION = {("spider", 1): 274.2, ("spider", 8): 401.1}
+# CPU per episode (ms, the harness and the SQL containers) of that code in the same replay, measured
+# back to back with this project's isolated code on a busy machine (load average 8): wall figures of
+# a shared machine fall with its other load, CPU per episode does not.
+BEFORE_ISOLATION_CPU = {("spider", 1): 3.67, ("spider", 8): 4.26}
 SETS: dict[str, tuple[str, str]] = {
     "bash-test": ("bash", "test"),
     "bash-mini": ("bash", "mini"),
@@ -61,18 +80,45 @@ def env_options(env: str) -> dict[str, Any]:
     return {"facts_cache": "process"} if env == "bash" else {}
 
 
-async def replay(envs: list[Env], tasks: list[Task]) -> tuple[float, int]:
-    """Episodes per second of one gold replay of ``tasks`` on ``envs`` (one worker each), and how
-    many scored 1."""
+def cpu_seconds() -> tuple[float, dict[str, float]]:
+    """CPU seconds used so far by this process, and by each of this run's containers whose cgroup
+    can be read here (a local engine with cgroup v1, as root)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    ids = subprocess.run(
+        ["docker", "ps", "-q", "--no-trunc", "--filter", f"label={LABEL_RUN}={RUN_ID}"],
+        capture_output=True, text=True, check=False,
+    ).stdout.split()  # fmt: skip
+    containers = {}
+    for cid in ids:
+        try:
+            containers[cid] = int(Path(CPUACCT, cid, "cpuacct.usage").read_text()) / 1e9
+        except OSError:
+            pass
+    return usage.ru_utime + usage.ru_stime, containers
+
+
+async def replay(envs: list[Env], tasks: list[Task]) -> tuple[float, int, float | None]:
+    """Episodes per second of one gold replay of ``tasks`` on ``envs`` (one worker each), how many
+    scored 1, and the CPU milliseconds per episode of the harness and of the containers that lived
+    through the whole replay (the SQL servers; a Bash pool's replaced sandboxes are missed)."""
+    harness, containers = cpu_seconds()
     started = time.perf_counter()
     trajs = await run_episodes(
         envs[0].name, [Episode(t) for t in tasks], GoldPlayer(), concurrency=len(envs), envs=envs
     )
     wall = time.perf_counter() - started
-    return len(trajs) / wall, sum(t.solved for t in trajs)
+    harness_after, containers_after = cpu_seconds()
+    kept = containers.keys() & containers_after.keys()
+    cpu = None
+    if kept:
+        used = harness_after - harness + sum(containers_after[c] - containers[c] for c in kept)
+        cpu = 1000 * used / len(trajs)
+    return len(trajs) / wall, sum(t.solved for t in trajs), cpu
 
 
-async def throughput(env: str, tasks: list[Task], concurrency: int) -> dict[str, tuple[float, int]]:
+async def throughput(
+    env: str, tasks: list[Task], concurrency: int
+) -> dict[str, tuple[float, int, float | None]]:
     """The three replays of the module docstring, on the same ``concurrency`` envs."""
     clear_caches()
     envs = [make_env(env, **env_options(env)) for _ in range(concurrency)]
@@ -139,7 +185,7 @@ PHASES: list[tuple[Any, str, str]] = [
 def clear_caches() -> None:
     """Forget the envs' per-process gold caches, so the next replay runs every gold again."""
     clear_fact_stores()
-    sql_env._GOLD_CACHE.clear()
+    clear_gold_cache()
     python_env._GOLD_CACHE.clear()
 
 
@@ -182,7 +228,7 @@ def print_profile(timings: Timings, episodes: list[float]) -> None:
 
 
 async def main(sets: list[str], levels: list[int], spider_limit: int, profile_n: int) -> None:
-    rows: list[tuple[str, int, int, dict[str, tuple[float, int]]]] = []
+    rows: list[tuple[str, int, int, dict[str, tuple[float, int, float | None]]]] = []
     for name in sets:
         env, split = SETS[name]
         tasks = select_tasks(env, split)
@@ -192,13 +238,21 @@ async def main(sets: list[str], levels: list[int], spider_limit: int, profile_n:
         for c in levels:
             rows.append((name, len(tasks), c, await throughput(env, tasks, c)))
     print(f"{'set':12} {'tasks':>5} {'c':>3} " + " ".join(f"{m + ' ep/s':>16}" for m in MODES), end="")
-    print(f" {'solved':>7} {'InterCode c=1':>14}")
+    print(f" {'solved':>7} {'InterCode c=1':>16} {'before isolation':>18}")
     for name, n, c, results in rows:
         cells = " ".join(f"{results[m][0]:16.2f}" for m in MODES)
-        solved = min(s for _, s in results.values())
-        original = ORIGINAL.get(name)
-        ratio = f"{results['warm pools'][0] / original:.1f}x of {original}" if original else ""
-        print(f"{name:12} {n:5d} {c:3d} {cells} {solved:7d} {ratio:>14}")
+        solved = min(r[1] for r in results.values())
+        warm = results["warm pools"][0]
+        original, before = ORIGINAL.get(name), BEFORE_ISOLATION.get((name, c))
+        ratio = f"{warm / original:.2f}x of {original:g}" if original else ""
+        then = f"{warm / before:.2f}x of {before:g}" if before else ""
+        print(f"{name:12} {n:5d} {c:3d} {cells} {solved:7d} {ratio:>16} {then:>18}")
+    print("\nCPU per episode of the warm-pools replay (ms: the harness, and the containers that lived")
+    print("through it)")
+    for name, _, c, results in rows:
+        cpu, before = results["warm pools"][2], BEFORE_ISOLATION_CPU.get((name, c))
+        then = f"   {cpu / before:.2f}x of {before:g} before isolation" if cpu and before else ""
+        print(f"  {name:12} c={c:<3} {cpu:8.2f}{then}" if cpu is not None else f"  {name:12} c={c:<3} -")
     if profile_n:
         tasks = select_tasks("bash", "test")[:profile_n]
         print_profile(*await profile(tasks))

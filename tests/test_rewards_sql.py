@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import math
+import random
+import warnings
+
 import pytest
+from scipy.stats import kendalltau
 
 from intercode_agents.rewards import SqlOutcome, has_top_level_order_by, sql_reward
+from intercode_agents.rewards.sql import SHORT, _kendall
 
 
 def rows(*values: object) -> SqlOutcome:
@@ -58,12 +64,34 @@ def test_multiset_counts() -> None:
     assert (result.reward, result.parts["iou"]) == (0.5, 0.5)
 
 
-def test_failing_gold_free_win_only_in_intercode_mode() -> None:
-    gold = SqlOutcome(error="Unknown column 'School/Club_Team'")
-    old = sql_reward(rows(), gold, "SELECT bad", "intercode")
-    assert (old.reward, old.corrupt, old.parts["gold_failed"]) == (1.0, False, True)  # empty vs "empty": 1
-    new = sql_reward(rows(), gold, "SELECT bad", "strict")
-    assert (new.reward, new.corrupt) == (0.0, True) and "Unknown column" in (new.note or "")
+def test_failing_gold_is_corrupt_in_both_modes() -> None:
+    """The original scored a failing gold as an empty result (an empty answer won 1.0): not here."""
+    for error in ("Unknown column 'School/Club_Team'", "the gold query timed out after 30 s"):
+        gold = SqlOutcome(error=error)
+        for mode in ("intercode", "strict"):
+            result = sql_reward(rows(), gold, "SELECT bad", mode)
+            assert (result.reward, result.corrupt, result.parts["gold_failed"]) == (0.0, True, True), mode
+            assert error in (result.note or "")
+            assert sql_reward(rows(1), gold, "SELECT bad", mode).corrupt
+
+
+# The original InterCode's reward quirks that intercode mode keeps on purpose, so its scores compare
+# with the paper's; each case names one: (agent, gold, gold SQL, the original's score, strict's score).
+INTERCODE_QUIRKS = {
+    "a reversed order scores below zero": (rows(1, 2, 3), rows(3, 2, 1), "SELECT x FROM t", -1.0, 1.0),
+    "row order counts without ORDER BY": (rows(1, 2, 3), rows(2, 1, 3), "SELECT x FROM t", 0.33, 1.0),
+    "an undefined tau keeps the unrounded IoU": (rows(1), rows(1, 2, 3), "SELECT x FROM t", 1 / 3, 0.33),
+    "a gold without a result set counts as empty": (rows(), SqlOutcome(rows=None), "USE db", 1.0, 0.0),
+    "rows compare as the text of their tuples": (rows(1), rows(1.0), "SELECT x FROM t", 0.0, 0.0),
+}
+
+
+@pytest.mark.parametrize("quirk", sorted(INTERCODE_QUIRKS))
+def test_intercode_quirks_kept_on_purpose(quirk: str) -> None:
+    agent, gold, gold_sql, original, strict = INTERCODE_QUIRKS[quirk]
+    kept = sql_reward(agent, gold, gold_sql, "intercode")
+    assert kept.reward == pytest.approx(original) and not kept.corrupt
+    assert sql_reward(agent, gold, gold_sql, "strict").reward == pytest.approx(strict)
 
 
 def test_empty_gold_is_flagged_and_agent_errors_score_zero() -> None:
@@ -103,3 +131,18 @@ def test_wrong_column_scores_zero_with_iou_showing_why() -> None:
 )
 def test_top_level_order_by(sql: str, expected: bool) -> None:
     assert has_top_level_order_by(sql) is expected
+
+
+def test_kendall_tau_is_scipys_bit_for_bit() -> None:
+    """The reward's own count of short lists gives exactly scipy's tau (ties, strings, every order)."""
+    rng = random.Random(7)
+    for _ in range(3000):
+        n = rng.randint(0, SHORT)
+        alphabet = [str((rng.randint(0, 9),)) for _ in range(rng.randint(1, 12))]
+        x = [rng.choice(alphabet) for _ in range(n)]
+        y = rng.sample(x, n) if rng.random() < 0.5 else [rng.choice(alphabet) for _ in range(n)]
+        ours = _kendall(x, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            theirs = float(kendalltau(x, y, nan_policy="omit").statistic)
+        assert ours == theirs or (math.isnan(ours) and math.isnan(theirs)), (x, y, ours, theirs)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Build step of the SQL image: initialise the data directory with this image's settings, load
-# every dump in /tmp/dumps (in name order), create the read-only account `agent`, shut down.
+# every dump in /tmp/dumps (in name order), create the read-only role and account, shut down.
 set -euo pipefail
 
 rm -rf /var/lib/mysql/*
@@ -27,16 +27,22 @@ done
 # later ones, which would make the agent's and the gold's result sets disagree.
 mariadb-check --analyze --all-databases --silent
 
-# The agent reads: SELECT and SHOW VIEW on each task database, SHOW DATABASES; nothing else
-# (no writes, no temporary tables, no access to the system schemas).
+# The role every reading account gets: SELECT and SHOW VIEW on each task database, SHOW DATABASES;
+# nothing else (no writes, no temporary tables, no PROCESS, no access to the system schemas). The env
+# creates one account per episode worker with this role only, as `mysql` (docker/helpers/sqladmin.py,
+# which may grant the role but never uses it); `agent` is the account of a helper started by hand.
 mariadb <<'SQL'
+CREATE ROLE intercode_reader;
+GRANT SHOW DATABASES ON *.* TO intercode_reader;
+GRANT intercode_reader TO 'mysql'@'localhost' WITH ADMIN OPTION;
 CREATE USER 'agent'@'localhost' IDENTIFIED BY '';
-GRANT SHOW DATABASES ON *.* TO 'agent'@'localhost';
+GRANT intercode_reader TO 'agent'@'localhost';
+SET DEFAULT ROLE intercode_reader FOR 'agent'@'localhost';
 SQL
 mariadb -N -e "SELECT schema_name FROM information_schema.schemata
                WHERE schema_name NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')" \
     | while read -r db; do
-        mariadb -e "GRANT SELECT, SHOW VIEW ON \`${db}\`.* TO 'agent'@'localhost'"
+        mariadb -e "GRANT SELECT, SHOW VIEW ON \`${db}\`.* TO intercode_reader"
     done
 mariadb -e "FLUSH PRIVILEGES; SET GLOBAL innodb_fast_shutdown = 0"
 mariadb -N -e "SELECT CONCAT(COUNT(*), ' databases loaded') FROM information_schema.schemata

@@ -4,8 +4,8 @@ Many envs (one per concurrent episode) draw from one warm pool per image, so a r
 containers ready instead of one per env. Envs never share a sandbox from a pool: each acquires its
 own, and a released sandbox is reused only after the pool verified it pristine.
 
-The SQL env shares one long-lived sandbox instead: the server's data are read-only for the agent's
-account, so each episode's fresh connection is a pristine state without a container of its own.
+The SQL env shares long-lived sandboxes instead (a server for the agents and one for the golds, see
+``envs/sql_server.py``): each episode runs on a fresh connection of its env's own read-only account.
 """
 
 from __future__ import annotations

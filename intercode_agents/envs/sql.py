@@ -1,27 +1,31 @@
 """The SQL env: Spider (and WikiSQL, and the project's mini set) on a read-only MariaDB.
 
-One MariaDB container serves every SQL env of the event loop; the agent reaches it only through the
-in-container JSON-lines helper (a unix-socket client), never through a port. Each env keeps one helper
-for the agent and one for the gold; every episode (and every gold query) starts on a new connection.
-The account is read-only, so a new connection is a pristine state. Results come back as rows with
-column names, under a row cap and a per-query timeout. Gold results are cached per process.
+Every SQL env of the event loop shares one MariaDB container for the agents' statements and another
+for the gold queries (:mod:`~intercode_agents.envs.sql_server`); the agent reaches a server only
+through an in-container JSON-lines helper (a unix-socket client), never through a port. Each env
+has its own helper with an account of its own (the read-only role, nothing else), created when the
+env first needs it and dropped at close, so episodes of other envs are out of its sight and reach.
+Every episode starts on a new connection, after every other thread of the account is gone.
+
+An action first passes the isolation policy (:mod:`intercode_agents.sqlcheck.isolation`), which
+refuses what privileges cannot stop (locks, counters, status, locking reads, SET, PREPARE, ...);
+then it runs under the helper's own deadline. Results come back as rows with column names, under a
+row cap. Gold results come from the gold server (:mod:`~intercode_agents.envs.sql_gold`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from intercode_agents.datasets import Task
 from intercode_agents.envs.base import ActionResult, Env
-from intercode_agents.envs.pools import close_shared, open_shared
+from intercode_agents.envs.sql_gold import SCORE_ROW_CAP, gold_outcome
+from intercode_agents.envs.sql_server import SqlClient, SqlServer, close_server, open_server
 from intercode_agents.errors import SessionDied
 from intercode_agents.images import image_ref
 from intercode_agents.rewards import RewardResult, SqlOutcome, sql_reward
-from intercode_agents.sandbox import JsonSession, Sandbox
-
-HELPER = ["python3", "/opt/intercode/sqlhelper.py"]
-SCORE_ROW_CAP = 100_000  # rows kept for scoring; the observation shows fewer
-_GOLD_CACHE: dict[tuple[str, str, str], SqlOutcome] = {}  # (server image id, database, gold) -> result
+from intercode_agents.sqlcheck.isolation import isolation_refusal
 
 
 def render_rows(rows: list[list[Any]], limit: int) -> str:
@@ -41,53 +45,77 @@ class SqlEnv(Env):
         super().__init__(**kw)
         self.image = image
         self.max_rows_shown = max_rows_shown
-        self.server: Sandbox | None = None
-        self.session: JsonSession | None = None
-        self.db: str | None = None
+        self.server: SqlServer | None = None
+        self.gold_server: SqlServer | None = None
+        self.client: SqlClient | None = None
+        self.db: str | None = None  # the episode's current database, as the helper last reported it
         self._last: SqlOutcome = SqlOutcome(rows=None, error="no query was run")
-        self._gold_session: JsonSession | None = None
+        self._gold_run: tuple[Task, asyncio.Task[SqlOutcome]] | None = None  # started at reset
 
     async def start(self) -> None:
-        if self.server is None:
-            self.server = await open_shared(image_ref(self.image))
+        if self.server is not None:
+            return
+        ref = image_ref(self.image)
+        agents, gold = await asyncio.gather(
+            open_server(ref, "agents"), open_server(ref, "gold"), return_exceptions=True
+        )
+        opened = [s for s in (agents, gold) if isinstance(s, SqlServer)]
+        failed = [e for e in (agents, gold) if isinstance(e, BaseException)]
+        if failed:
+            for server in opened:
+                await close_server(server)
+            raise failed[0]
+        assert isinstance(agents, SqlServer) and isinstance(gold, SqlServer)
+        self.server, self.gold_server = agents, gold
 
-    async def _helper(self) -> JsonSession:
-        await self.start()
-        assert self.server is not None
-        return await self.server.json_session(HELPER, ready_timeout=90)
+    async def _client(self) -> SqlClient:
+        if self.client is None:
+            await self.start()
+            assert self.server is not None
+            self.client = await self.server.client()
+        return self.client
 
-    async def _fresh_connection(self, session: JsonSession, db: str | None) -> None:
-        reply = await session.request({"op": "reset", "db": db}, timeout=30)
-        if not reply.get("ok"):
-            raise SessionDied(f"cannot open a session on database {db!r}: {reply.get('error')}")
+    def validate_action(self, action: str) -> str | None:
+        if problem := super().validate_action(action):
+            return problem
+        try:
+            action.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return f"the action is not valid Unicode text (a lone surrogate at position {exc.start})"
+        return None
 
     async def _prepare(self, task: Task) -> None:
-        if self.session is None:
-            self.session = await self._helper()
-        self.db = task.meta.get("db")
-        await self._fresh_connection(self.session, self.db)
+        client = await self._client()
+        db = task.meta.get("db")
+        reply = await client.request({"op": "reset", "db": db}, timeout=30)
+        if not reply.get("ok"):
+            raise SessionDied(f"cannot open a session on database {db!r}: {reply.get('error')}")
+        self.db = reply.get("db")
         self._last = SqlOutcome(rows=None, error="no query was run")
-
-    async def query(self, session: JsonSession, sql: str, *, max_rows: int) -> dict[str, Any]:
-        return await session.request(
-            {"op": "query", "sql": sql, "timeout": self.action_timeout, "max_rows": max_rows},
-            timeout=self.action_timeout,
-        )
+        # The gold's answer is computed on its own server while the agent works (scoring needs it).
+        await self._forget_gold_run()
+        run = asyncio.ensure_future(self._run_gold(task))
+        run.add_done_callback(lambda done: done.cancelled() or done.exception())  # read when scored
+        self._gold_run = (task, run)
 
     async def _execute(self, action: str) -> ActionResult:
-        if self.session is None:  # tool mode: a live read-only server, no database selected
-            self.session = await self._helper()
-        reply = await self.query(self.session, action, max_rows=SCORE_ROW_CAP)
+        if reason := isolation_refusal(action):
+            self._last = SqlOutcome(rows=None, error=f"refused: {reason}")
+            return ActionResult(f"Error: refused: {reason}", exit_code=1, errored=True)
+        client = await self._client()  # tool mode: a live read-only server, no database selected
+        request = {"op": "query", "sql": action, "timeout": self.action_timeout, "max_rows": SCORE_ROW_CAP}
+        reply = await client.request(request | {"db": self.db}, timeout=self.action_timeout)
+        if "db" in reply:  # a restarted helper's reply has none: the next request restores it
+            self.db = reply["db"]
         if not reply.get("ok"):
             error = str(reply.get("error") or "the query failed")
             self._last = SqlOutcome(rows=None, error=error)
-            note = f"\n[timed out after {self.action_timeout:g}s]" if reply.get("timed_out") else ""
-            return ActionResult(
-                f"Error: {error}{note}", exit_code=1, errored=True, timed_out=bool(reply.get("timed_out"))
-            )
+            timed_out = bool(reply.get("timed_out"))
+            note = f"\n[timed out after {self.action_timeout:g}s]" if timed_out else ""
+            return ActionResult(f"Error: {error}{note}", exit_code=1, errored=True, timed_out=timed_out)
         rows = reply.get("rows")
         columns = reply.get("columns") or []
-        if rows is None or not columns:  # a statement without a result set (USE, SET, ...)
+        if rows is None or not columns:  # a statement without a result set (USE, ...)
             self._last = SqlOutcome(rows=None)
             return ActionResult(f"OK ({reply.get('rowcount', 0)} rows affected)", exit_code=0)
         self._last = SqlOutcome(rows=[tuple(r) for r in rows])
@@ -97,31 +125,35 @@ class SqlEnv(Env):
             output_truncated=bool(reply.get("truncated")),
         )
 
+    async def _run_gold(self, task: Task) -> SqlOutcome:
+        await self.start()
+        assert self.gold_server is not None
+        return await gold_outcome(
+            self.gold_server, str(task.meta.get("db") or ""), task.gold, self.action_timeout
+        )
+
     async def _gold(self, task: Task) -> SqlOutcome:
-        assert self.server is not None
-        db = str(task.meta.get("db") or "")
-        key = (self.server.image_id or self.image, db, task.gold)
-        if key not in _GOLD_CACHE:
-            if self._gold_session is None:
-                self._gold_session = await self._helper()
-            await self._fresh_connection(self._gold_session, db or None)
-            reply = await self.query(self._gold_session, task.gold, max_rows=SCORE_ROW_CAP)
-            if reply.get("ok"):
-                rows = reply.get("rows")
-                _GOLD_CACHE[key] = SqlOutcome(rows=[tuple(r) for r in rows] if rows is not None else None)
-            else:
-                _GOLD_CACHE[key] = SqlOutcome(rows=None, error=str(reply.get("error")))
-        return _GOLD_CACHE[key]
+        if self._gold_run is not None and self._gold_run[0] is task:
+            return await asyncio.shield(self._gold_run[1])
+        return await self._run_gold(task)
+
+    async def _forget_gold_run(self) -> None:
+        """Drop the gold run of the previous episode (cancelled if it is still going)."""
+        run, self._gold_run = self._gold_run, None
+        if run is not None and not run[1].done():
+            run[1].cancel()
+            await asyncio.gather(run[1], return_exceptions=True)
 
     async def _score(self, submission: str) -> RewardResult:
         task = self._require_task()
         return sql_reward(self._last, await self._gold(task), task.gold, self.reward_mode)
 
     async def close(self) -> None:
-        server, self.server = self.server, None
-        sessions = [s for s in (self.session, self._gold_session) if s is not None]
-        self.session = self._gold_session = None
-        if server is not None:
-            for session in sessions:
-                await server.forget(session)
-            await close_shared(server)
+        await self._forget_gold_run()
+        client, self.client = self.client, None
+        servers = [s for s in (self.server, self.gold_server) if s is not None]
+        self.server = self.gold_server = None
+        if client is not None:
+            await client.close()
+        for server in servers:
+            await close_server(server)

@@ -19,7 +19,7 @@ class RewardResult:
 
     reward: float
     parts: dict[str, PartValue] = field(default_factory=dict)
-    corrupt: bool = False  # the gold itself fails: unscored, never a free win (strict mode)
+    corrupt: bool = False  # the gold itself fails: unscored, never a free win
     note: str | None = None
 
 

@@ -5,10 +5,13 @@ for the gold query run on a fresh connection to the task's database, plus the go
 compared as ``str(tuple(row))``, so both sides must come through the same driver (the JSON-lines SQL
 helper returns deterministic JSON values).
 
-``intercode`` mode follows the original InterCode exactly:
+``intercode`` mode follows the original InterCode's maths, with one deliberate exception:
 
+- a gold that cannot run (a syntax error, a timeout, a killed statement) marks the task corrupt
+  (unscored, reward 0), as in strict mode. The original counted it as an empty result, so an empty
+  agent result scored 1: a free win that nothing else about the task earned;
 - the agent's last observation must be a result set, else 0;
-- a failing gold counts as an empty result (so an empty agent result scores 1: a free win);
+- a gold that runs but returns no result set counts as an empty result, as in the original;
 - both empty: 1. Otherwise ``iou = |A ∩ G| / |A ∪ G|`` over multisets (counts: min / max);
 - when the intersection is not empty, Kendall's tau (``scipy.stats.kendalltau``) of the common rows,
   each list in its own order and compared as strings, scales it: ``round(tau * iou, 2)``; when tau is
@@ -96,21 +99,58 @@ def _position_tau(agent_common: list[str], gold_common: list[str]) -> float:
     return _kendall(list(range(len(paired))), paired)
 
 
+SHORT = 24  # up to this many items, Kendall's tau is counted here rather than by scipy
+
+
 def _kendall(x: Sequence[Any], y: Sequence[Any]) -> float:
-    """scipy's Kendall tau (NaN when undefined, without scipy's small-sample warning)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(kendalltau(x, y, nan_policy="omit").statistic)
+    """Kendall's tau-b, exactly as ``scipy.stats.kendalltau`` gives it (NaN when undefined).
+
+    Most lists compared here are short, where scipy's call costs far more than the counting; so up
+    to ``SHORT`` items the pairs are counted here and combined with scipy's own arithmetic (the same
+    integer counts, the same float operations in the same order, the same clamp to [-1, 1]), which
+    gives scipy's value bit for bit (``tests/test_rewards_sql.py`` compares them). Longer lists go
+    to scipy.
+    """
+    n = len(x)
+    if n > SHORT:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return float(kendalltau(x, y, nan_policy="omit").statistic)
+    xtie = ytie = ntie = dis = 0
+    for i in range(n):
+        xi, yi = x[i], y[i]
+        for j in range(i + 1, n):
+            xj, yj = x[j], y[j]
+            tied_x, tied_y = xi == xj, yi == yj
+            if tied_x or tied_y:
+                xtie += tied_x
+                ytie += tied_y
+                ntie += tied_x and tied_y
+            elif (xi < xj) != (yi < yj):
+                dis += 1
+    tot = n * (n - 1) // 2
+    if xtie == tot or ytie == tot:
+        return math.nan
+    con_minus_dis = tot - xtie - ytie + ntie - 2 * dis
+    tau = con_minus_dis / math.sqrt(tot - xtie) / math.sqrt(tot - ytie)
+    return min(1.0, max(-1.0, tau))
+
+
+def _gold_failed(gold: SqlOutcome, parts: dict[str, float | int | str | bool | None]) -> RewardResult:
+    return RewardResult(
+        0.0, parts | {"gold_failed": True}, corrupt=True, note=f"the gold query fails: {gold.error}"
+    )
 
 
 def _intercode(agent: SqlOutcome, gold: SqlOutcome) -> RewardResult:
-    gold_failed = gold.error is not None
-    parts: dict[str, float | int | str | bool | None] = {"gold_failed": gold_failed}
+    parts: dict[str, float | int | str | bool | None] = {"gold_failed": False}
+    if gold.error is not None:
+        return _gold_failed(gold, parts)
     if agent.error is not None or agent.rows is None:
         parts |= {"iou": 0.0, "tau": None}
         return RewardResult(0.0, parts, note="the last action did not return rows")
     agent_keys = _keys(agent.rows)
-    gold_keys = [] if gold_failed or gold.rows is None else _keys(gold.rows)
+    gold_keys = [] if gold.rows is None else _keys(gold.rows)
     parts |= {"agent_rows": len(agent_keys), "gold_rows": len(gold_keys)}
     iou, common = _iou(agent_keys, gold_keys)
     if iou is None:
@@ -128,10 +168,7 @@ def _strict(agent: SqlOutcome, gold: SqlOutcome, gold_sql: str) -> RewardResult:
     ordered = has_top_level_order_by(gold_sql)
     parts: dict[str, float | int | str | bool | None] = {"order_matters": ordered}
     if gold.error is not None or gold.rows is None:
-        why = gold.error or "it returned no result set"
-        return RewardResult(
-            0.0, parts | {"gold_failed": True}, corrupt=True, note=f"the gold query fails: {why}"
-        )
+        return _gold_failed(SqlOutcome(error=gold.error or "it returned no result set"), parts)
     gold_keys = _keys(gold.rows)
     parts |= {"gold_failed": False, "gold_empty": not gold_keys, "gold_rows": len(gold_keys)}
     if agent.error is not None or agent.rows is None:
