@@ -196,6 +196,10 @@ def test_rescore_sql_and_python_slices(tmp_path: Path) -> None:
     assert report["env"] == "python" and report["episodes"] == 2
     assert report["lost"] == ["python/mbpp/3"]  # the original had loaded the gold into the agent's REPL
     assert report["scored_turns"] < 7 + 2  # actions that do not start with `def` were never scored
+    paper = cli(["rescore", str(_slice(PYTHON, ["6", "2"], tmp_path)), "--json", "--execution", "paper"])
+    assert paper.returncode == 0, paper.stderr
+    [report] = json.loads(paper.stdout)
+    assert report["execution"] == "paper" and report["lost"] == [] and report["disagreeing_turns"] == 0
 
 
 def test_rescore_a_ctf_log_scores_its_submits(tmp_path: Path) -> None:

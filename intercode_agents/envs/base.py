@@ -78,6 +78,12 @@ class Env(ABC):
     )
     # How actions may run: "session" (a persistent session); Bash and CTF also "paper" (as the original).
     execution_modes: ClassVar[tuple[str, ...]] = ("session",)
+
+    @classmethod
+    def image_for(cls, image: str, execution: str) -> str:
+        """The image a task of image ``image`` runs on in ``execution`` mode (the same, here)."""
+        return image
+
     execution: str = "session"
 
     def __init__(

@@ -67,9 +67,13 @@ class BashEnv(PooledEnv):
         else:
             self.shell = await sb.shell(workdir=workdir)
 
-    async def pool(self, image: str) -> SandboxPool:
+    @classmethod
+    def image_for(cls, image: str, execution: str) -> str:
         """Paper execution runs on the image's paper variant (the agent's sandbox and the gold's)."""
-        return await super().pool(paper_image(image) if self.execution == "paper" else image)
+        return paper_image(image) if execution == "paper" else image
+
+    async def pool(self, image: str) -> SandboxPool:
+        return await super().pool(self.image_for(image, self.execution))
 
     async def _prepare(self, task: Task) -> None:
         await self._start_shell(await self.take_sandbox(task.image), image=task.image)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from typing import Any
 
 from intercode_agents.datasets import Task
@@ -24,6 +25,9 @@ from intercode_agents.rewards.python_asserts import UnsplittableTest
 from intercode_agents.sandbox import JsonSession, Sandbox
 
 HELPER = ["python3", "/opt/intercode/pyrepl.py"]
+# The name the original bound the submitted function to: the first "def NAME(" anywhere in the gold,
+# its parenthesis right after the name (so a helper written "def helper (x):" is passed over).
+_FIRST_DEF = re.compile(r"def (\w+)\(")
 _GOLD_CACHE: dict[tuple[str, str], list[TestRun]] = {}  # (image id, task id) -> the gold's probe results
 
 
@@ -45,6 +49,12 @@ class PythonEnv(PooledEnv):
     language = "python"
     default_image = "python"
     submit_takes_argument = True
+    # "paper": scored as the original InterCode scored, for comparisons with the paper's table. It
+    # bound the gold's first ``def`` (sometimes a helper) to the submitted function, and after every
+    # scoring it reset the agent's own interpreter and loaded the test setup and the gold into it, so
+    # the gold's definitions stood in for the agent's earlier ones in later scorings. Here that
+    # history is replayed in the scoring sandbox only: the agent's REPL never sees the gold.
+    execution_modes = ("session", "paper")
 
     def __init__(self, *, test_timeout: float = 10.0, load_timeout: float = 60.0, **kw: Any) -> None:
         super().__init__(**kw)
@@ -136,10 +146,18 @@ class PythonEnv(PooledEnv):
         except UnsplittableTest as exc:
             note = f"a test cannot be scored out of the agent's reach, so the task is unscored: {exc}"
             return RewardResult(0.0, {"tests": len(tests), "unsplittable": str(exc)}, corrupt=True, note=note)
-        setup = str(task.meta.get("test_setup_code") or "") + alias_line(
-            submission, task.meta.get("entry_point")
-        )
-        program = Program(tuple(self.cells), setup)
+        test_setup = str(task.meta.get("test_setup_code") or "")
+        if self.execution == "paper":
+            first = _FIRST_DEF.search(task.gold)
+            alias = Cell(alias_line(submission, first.group(1) if first else None))  # may fail alone
+            # The original then reset the interpreter and loaded the setup and the gold into it to
+            # run the gold's tests: the agent's later cells ran on top of the gold's definitions.
+            program = Program((*self.cells, alias), test_setup)
+            self.cells = [Cell(test_setup), Cell(task.gold)]
+        else:
+            program = Program(
+                tuple(self.cells), test_setup + alias_line(submission, task.meta.get("entry_point"))
+            )
         gold = asyncio.ensure_future(self._gold(task, scorer))  # both sandboxes work at once
         try:
             agent_runs = await self._run(task, scorer, program, trusted=False)

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import aiodocker
 
 from intercode_agents.datasets import Task
-from intercode_agents.envs.paper_execution import paper_image
+from intercode_agents.envs.registry import env_class
 from intercode_agents.errors import ImageMissing
 from intercode_agents.images import image_ref
 from intercode_agents.sandbox import check_engine
@@ -18,13 +18,13 @@ from intercode_agents.sandbox.engine import docker_client, engine_call
 async def image_ids(tasks: Iterable[Task], *, execution: str = "session") -> dict[str, str]:
     """Check the engine answers and every task's image is built; return short name -> image id.
 
-    In paper execution the tasks run on the images' paper variants: those are checked (and their ids
-    returned under the tasks' image names)."""
+    An execution mode may run tasks on other images (Bash's paper execution on the paper variants):
+    those are checked, and their ids returned under the tasks' image names."""
     await check_engine()
     client = docker_client()
     ids: dict[str, str] = {}
-    for name in sorted({task.image for task in tasks}):
-        ref = image_ref(paper_image(name) if execution == "paper" else name)
+    for env_name, name in sorted({(task.env, task.image) for task in tasks}):
+        ref = image_ref(env_class(env_name).image_for(name, execution))
         try:
             info = await engine_call(lambda ref=ref: client.images.inspect(ref), image=ref)
         except aiodocker.DockerError as exc:
