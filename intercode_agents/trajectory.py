@@ -139,8 +139,8 @@ class Trajectory(BaseModel):
         if gold_cannot_run(self.reward_parts):
             self.outcome = "corrupt"
             self.error = self.error or "the task's gold answer itself fails, so the episode is unscored"
-            if self.reward is not None:
-                self.reward_parts["unscored_reward"] = self.reward
+            if self.reward is not None:  # (unless the env already said what its maths gives)
+                self.reward_parts.setdefault("unscored_reward", self.reward)
             self.reward = None
         elif sandbox_lost(self.reward_parts):
             self.outcome = "failed"

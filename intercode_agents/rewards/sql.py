@@ -8,8 +8,9 @@ helper returns deterministic JSON values).
 ``intercode`` mode follows the original InterCode's maths, with one deliberate exception:
 
 - a gold that cannot run (a syntax error, a timeout, a killed statement) marks the task corrupt
-  (unscored, reward 0), as in strict mode. The original counted it as an empty result, so an empty
-  agent result scored 1: a free win that nothing else about the task earned;
+  (unscored), as in strict mode. The original counted it as an empty result, so an empty agent
+  result scored 1: a free win that nothing else about the task earned. That figure is still
+  computed, for comparisons with the paper, and kept in the parts as ``unscored_reward``;
 - the agent's last observation must be a result set, else 0;
 - a gold that runs but returns no result set counts as an empty result, as in the original;
 - both empty: 1. Otherwise ``iou = |A ∩ G| / |A ∪ G|`` over multisets (counts: min / max);
@@ -136,16 +137,20 @@ def _kendall(x: Sequence[Any], y: Sequence[Any]) -> float:
     return min(1.0, max(-1.0, tau))
 
 
-def _gold_failed(gold: SqlOutcome, parts: dict[str, float | int | str | bool | None]) -> RewardResult:
-    return RewardResult(
-        0.0, parts | {"gold_failed": True}, corrupt=True, note=f"the gold query fails: {gold.error}"
-    )
+def _gold_failed(
+    gold: SqlOutcome, parts: dict[str, float | int | str | bool | None], figure: float = 0.0
+) -> RewardResult:
+    """A corrupt task: reward 0, and ``figure`` (what the mode's maths gives anyway) only in the parts,
+    as ``unscored_reward``."""
+    parts = parts | {"gold_failed": True, "unscored_reward": figure}
+    return RewardResult(0.0, parts, corrupt=True, note=f"the gold query fails: {gold.error}")
 
 
 def _intercode(agent: SqlOutcome, gold: SqlOutcome) -> RewardResult:
     parts: dict[str, float | int | str | bool | None] = {"gold_failed": False}
-    if gold.error is not None:
-        return _gold_failed(gold, parts)
+    if gold.error is not None:  # the original scored a failing gold as an empty result
+        as_original = _intercode(agent, SqlOutcome(rows=None, error=None))
+        return _gold_failed(gold, parts, as_original.reward)
     if agent.error is not None or agent.rows is None:
         parts |= {"iou": 0.0, "tau": None}
         return RewardResult(0.0, parts, note="the last action did not return rows")
