@@ -35,14 +35,10 @@ from langchain_core.language_models import BaseChatModel
 
 from intercode_agents.envs.base import Env
 from intercode_agents.errors import ConfigError, UnknownTask
+from intercode_agents.models import describe_model, resolve_model
 from intercode_agents.strategies.config import StrategyConfig, build_config
 from intercode_agents.strategies.episode import ContextExhausted, EnvFailure, EpisodeRun
-from intercode_agents.strategies.model_calls import (
-    ModelCallFailed,
-    model_label,
-    model_settings,
-    resolve_model,
-)
+from intercode_agents.strategies.model_calls import ModelCallFailed
 from intercode_agents.strategies.prompts import PromptSet, load_prompts
 from intercode_agents.trajectory import Trajectory
 
@@ -94,13 +90,14 @@ class Strategy(ABC):
         """Play one episode of ``task_id`` (or ``task``) on ``env`` with ``model``; never raises for
         env or model failures (they become the outcome), only for bad arguments."""
         chat_model = resolve_model(model)
+        described = describe_model(chat_model)
         started, clock = time.time(), time.perf_counter()
         trajectory = Trajectory(
             task_id=task.id if task is not None else task_id or "",
             env=env.name,
             strategy=self.name,
-            model=model_name or model_label(model),
-            model_settings=model_settings(chat_model),
+            model=model_name or described["name"],
+            model_settings=described["settings"],
             seed=seed,
             reward_mode=env.reward_mode,
             context=self.context(),
