@@ -18,6 +18,7 @@ from langchain_core.runnables import RunnableBinding
 from intercode_agents.errors import ConfigError, ModelWeightsError
 from intercode_agents.models.local import LocalChatModel
 from intercode_agents.models.weights import check_gguf_file
+from intercode_agents.user_code import describe, is_reference, load_object
 
 RUNNER_ONLY = {
     "gold": "replays each task's gold solution",
@@ -48,6 +49,8 @@ def resolve_model(spec: str | BaseChatModel, **settings: Any) -> BaseChatModel:
 
     - ``"local"`` or ``"local:/path/to/model.gguf"``: :class:`LocalChatModel` (llama.cpp in-process);
     - ``"provider:model"`` (or a model name LangChain can infer a provider from): ``init_chat_model``;
+    - ``"PATH.py:NAME"`` or ``"package.module:NAME"``: a user's ``BaseChatModel`` instance, or a
+      function that returns one (called with ``settings``);
     - a ``BaseChatModel`` instance is returned as it is (configure it yourself; settings are refused).
     """
     settings = {key: value for key, value in settings.items() if value is not None}
@@ -74,7 +77,25 @@ def resolve_model(spec: str | BaseChatModel, **settings: Any) -> BaseChatModel:
         )
     if spec == "local" or spec.startswith("local:"):
         return _local(spec.removeprefix("local").removeprefix(":"), settings)
+    if is_reference(spec):
+        return _user_model(spec, settings)
     return _langchain(spec, settings)
+
+
+def _user_model(ref: str, settings: dict[str, Any]) -> BaseChatModel:
+    loaded = load_object(ref, "model")
+    obj = loaded.obj
+    if isinstance(obj, BaseChatModel):
+        return resolve_model(obj, **settings)
+    if not callable(obj):
+        raise ConfigError(f"model {ref!r} is a {type(obj).__name__}, not a BaseChatModel or a function")
+    try:
+        model = obj(**settings)
+    except Exception as exc:
+        raise ConfigError(f"model {ref!r} ({loaded.source}) raised {describe(exc, loaded.file)}") from exc
+    if not isinstance(model, BaseChatModel):
+        raise ConfigError(f"model {ref!r} returned a {type(model).__name__}, not a BaseChatModel")
+    return model
 
 
 def parse_model_options(items: list[str] | tuple[str, ...]) -> dict[str, Any]:

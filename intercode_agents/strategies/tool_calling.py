@@ -102,6 +102,9 @@ class ToolCalling(Strategy):
             run.record(step, reply)
             return
         run.turn_limit_reached = run.turn_limit_reached or bool(artifact.get("turn_limit_reached"))
+        notes = run.budget_notes()
+        if notes:  # the model reads what is left of its budgets after the output
+            content = message.content = content + "".join(f"\n[{note}]" for note in notes)
         run.actions.append(artifact["action"])
         run.observations.append(artifact["output"])
         step = Step(
