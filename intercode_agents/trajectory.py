@@ -111,6 +111,7 @@ class Trajectory(BaseModel):
     image_id: str | None = None
     reward_mode: str = "intercode"
     group: dict[str, str] = Field(default_factory=dict)  # paper groups: fs, hardness, db, tag
+    question: str = ""  # the task as the agent read it (reset's observation)
     context: dict[str, Any] = Field(default_factory=dict)  # observation limit, history window, turns
     steps: list[Step] = Field(default_factory=list)
     reward: float | None = None

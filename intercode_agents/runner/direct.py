@@ -100,6 +100,7 @@ async def _play(
     except Exception as exc:
         raise RuntimeError(f"env reset failed: {type(exc).__name__}: {exc}") from exc
     traj.group = dict(info.get("group") or {})
+    traj.question = observation
     traj.image_id = info.get("image")
     turn = 0
     while not env.done:

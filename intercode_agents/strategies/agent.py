@@ -54,7 +54,7 @@ from intercode_agents.strategies.budget import BudgetExhausted
 from intercode_agents.strategies.config import StrategyConfig
 from intercode_agents.strategies.episode import FORCED_SUBMIT, ContextExhausted, EpisodeRun, context_full
 from intercode_agents.strategies.model_calls import ModelCallFailed, is_transient
-from intercode_agents.tools.env_tools import EnvToolkit
+from intercode_agents.tools.env_tools import EnvToolkit, env_lock
 from intercode_agents.user_code import describe, load_object
 
 AGENT_ENDED = "the agent ended without submitting: the episode is submitted as it stands"
@@ -159,7 +159,7 @@ class AgentStrategy(Strategy):
             "recursion_limit": self.recursion_limit(),
             "run_name": self.name,
         }
-        playing = asyncio.create_task(agent.ainvoke(agent_input(agent, run.query), config))
+        playing = asyncio.create_task(agent.ainvoke(agent_input(agent, run.values["query"]), config))
         try:
             error = await self._until_done(playing, gate)
         finally:
@@ -244,7 +244,8 @@ class AgentStrategy(Strategy):
                 run.trajectory.error = f"the agent raised {crash}"
                 thought = f"the agent raised an error: {AGENT_ENDED}"
         if not run.env.done and gate.stop_reason != SUBMITTED:
-            await run.submit(forced=True, thought=thought)
+            async with env_lock(run.env):  # after any tool call the agent may still have in flight
+                await run.submit(forced=True, thought=thought)
 
 
 def get_agent_strategy(factory: str | AgentFactory, **settings: Any) -> AgentStrategy:

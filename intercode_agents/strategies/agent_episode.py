@@ -83,6 +83,7 @@ class AgentGate:
         self.stop_reason: str | None = None
         self.env_failure: EnvFailure | None = None
         self.budget_spent: BudgetExhausted | None = None
+        self.closed = False  # the episode is over: nothing more is recorded
         self.model_calls = 0
         self.model_errors: list[BaseException] = []
         self._replies: dict[str, _Reply] = {}  # by tool call id
@@ -110,6 +111,8 @@ class AgentGate:
         self.model_calls += 1
 
     def model_replied(self, message: AIMessage) -> None:
+        if self.closed:
+            return
         tokens_in, tokens_out = _usage(message)
         self.run.trajectory.input_tokens += tokens_in
         self.run.trajectory.output_tokens += tokens_out
@@ -163,9 +166,11 @@ class AgentGate:
         self._unmatched = []
 
     def close(self) -> None:
-        """The agent is done or stopped: refuse every later call and record what is pending."""
+        """The agent is done, or stopped and given its grace: record what is pending, then refuse
+        every later call without recording it (an agent that outlives its episode changes nothing)."""
         self.halt(RUNNER_STOPPED)
         self._flush_unmatched()
+        self.closed = True
 
     # -- tool calls ---------------------------------------------------------------------------------
     def _step(
@@ -181,13 +186,15 @@ class AgentGate:
     def refuse(self, name: str, args: dict[str, Any] | None, why: str, call_id: str | None) -> str:
         """Record a call that was not run (it uses no turn) and return what the agent reads."""
         text = NOT_RUN.format(why=why)
+        if self.closed:
+            return text
         self._step("invalid", describe_call(name, args), text, call_id, errored=True)
         return text
 
     def invalid_arguments(self, name: str, text: str, call_id: str | None) -> str:
         """A call whose arguments do not fit the tool: an invalid step that uses a turn."""
         if self.stop_reason is not None or self.run.turns_left <= 0:
-            return self.refuse(name, None, self.stop_reason or TURNS_SPENT, call_id)
+            return self.refuse(name, None, self.stop_reason or TURNS_SPENT, call_id)  # records if open
         self.run.count_turn()
         reply = self._replies.get(call_id or "")
         calls = reply.message.tool_calls if reply is not None else []

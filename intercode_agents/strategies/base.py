@@ -170,6 +170,7 @@ class Strategy(ABC):
         except Exception as exc:
             raise EnvFailure(f"env reset failed: {type(exc).__name__}: {exc}") from exc
         trajectory.task_id = info.get("task_id", trajectory.task_id)
+        trajectory.question = query
         trajectory.group = dict(info.get("group") or {})
         trajectory.image_id = getattr(env, "image_id", None) or info.get("image")
         run = EpisodeRun(
