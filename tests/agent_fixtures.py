@@ -226,3 +226,44 @@ class NamedLikeReact(SecondLook):
 
 class NotAStrategy:
     name = "nope"
+
+
+class CoinModel(BaseChatModel):
+    """A text model that takes a seed: it answers mini task ``i`` with its gold when ``(seed + i)`` is
+    even, else with a wrong action, then submits. So the solved epochs of each task are known."""
+
+    seed: int = 0
+
+    @property
+    def _llm_type(self) -> str:
+        return "coin"
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> Any:
+        from langchain_core.outputs import ChatGeneration, ChatResult
+
+        task = _task_of(messages)
+        index = int(task.id.rsplit("/", 1)[1])
+        if any("Observation" in m.text for m in messages[2:]):
+            text = "Thought: done.\nAction: submit"
+        elif (self.seed + index) % 2 == 0:
+            text = f"Thought: I know it.\nAction:\n```{task.env}\n{task.gold}\n```"
+        else:
+            text = "Thought: a guess.\nAction:\n```sql\nSELECT 1\n```"
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
+
+
+def coin(**settings: Any) -> BaseChatModel:
+    return CoinModel(**settings)
+
+
+def settings_echo(**settings: Any) -> BaseChatModel:
+    """The oracle, keeping the settings the runner passed in its metadata."""
+    model = oracle()
+    model.metadata = {"settings": settings}
+    SETTINGS_SEEN.append(settings)
+    return model
+
+
+SETTINGS_SEEN: list[dict[str, Any]] = []

@@ -154,7 +154,10 @@ async def test_the_cost_budget_stops_the_agent_with_its_own_outcome(
     assert len([s for s in traj.steps if s.kind == "action"]) == 2
 
 
-async def test_a_cost_budget_needs_a_known_price(tmp_path: Path) -> None:
+async def test_a_cost_budget_needs_a_known_price(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("as_of: test\nmodels:\n  gpt-4o: {input: 2.5, output: 10.0}\n")
+    monkeypatch.setenv("INTERCODE_AGENTS_PRICES", str(prices))
     with pytest.raises(ConfigError, match="price table does not know"):
         await play(
             tmp_path,
