@@ -12,9 +12,9 @@ import typer
 
 from intercode_agents.cli.app import app, console, friendly
 from intercode_agents.errors import ConfigError
-from intercode_agents.runner.run_dir import TRAJECTORIES
 
 REPORT = "report.html"
+TRAJECTORIES = "trajectories.jsonl"  # as in intercode_agents.runner.run_dir, not imported at start-up
 
 
 def has_display() -> bool:

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 from intercode_agents.models.pricing import PriceTable, load_prices
 from intercode_agents.runner.failure_modes import FAILURE_TAGS
 from intercode_agents.runner.metrics import OUTCOMES, episode_cost, exclusion_reason, tokens_of, turns_used
-from intercode_agents.tools.observation import truncate_middle
 from intercode_agents.trajectory import Trajectory
 
 if TYPE_CHECKING:
@@ -38,10 +37,13 @@ def page_json(payload: Any) -> str:
 
 
 def _cut(text: str | None) -> str | None:
-    if text is None:
-        return None
-    cut, was_cut = truncate_middle(text, TEXT_CAP)
-    return cut + ("\n[cut for the report; the record holds the whole text]" if was_cut else "")
+    """``text`` within ``TEXT_CAP`` characters, head and tail, with a note where it was cut."""
+    if text is None or len(text) <= TEXT_CAP:
+        return text
+    half = TEXT_CAP // 2
+    omitted = len(text) - 2 * half
+    note = f"[... {omitted} characters cut for the report; the record holds them ...]"
+    return f"{text[:half]}\n{note}\n{text[-half:]}"
 
 
 def _question(traj: Trajectory, lookup: Callable[[str], str | None]) -> str:
