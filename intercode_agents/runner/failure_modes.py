@@ -79,13 +79,17 @@ def language_of(env: str) -> Language:
     return "bash"
 
 
+_SUBMIT_WORD = re.compile(r"\s*submit\b", re.IGNORECASE)
+_BARE_SUBMIT = re.compile(r"\W*(?:submit)?\W*", re.IGNORECASE)
+
+
 def is_submit(step: Step) -> bool:
-    return step.kind == "submit" or re.match(r"\s*submit\b", step.action, re.IGNORECASE) is not None
+    return step.kind == "submit" or _SUBMIT_WORD.match(step.action) is not None
 
 
 def is_bare_submit(step: Step) -> bool:
     """A submit that carries no answer of its own (``submit``, ``submit()``): it scores the last output."""
-    return is_submit(step) and re.fullmatch(r"\W*(?:submit)?\W*", step.action, re.IGNORECASE) is not None
+    return is_submit(step) and _BARE_SUBMIT.fullmatch(step.action) is not None
 
 
 def is_message(step: Step) -> bool:

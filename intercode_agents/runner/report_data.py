@@ -26,14 +26,20 @@ if TYPE_CHECKING:
     from intercode_agents.runner.report import Run
 
 TEXT_CAP = 3000  # characters of an observation, action or thought on the page
-SAFE_JSON = str.maketrans(
-    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-)
+# Characters a JSON text may hold in its strings but the page may not see raw, and their JSON escapes.
+UNSAFE = (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+
+
+def _json(payload: Any) -> str:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
 def page_json(payload: Any) -> str:
     """``payload`` as JSON that is safe inside a ``<script type="application/json">`` element."""
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).translate(SAFE_JSON)
+    text = _json(payload)
+    for raw, escaped in UNSAFE:
+        text = text.replace(raw, escaped)
+    return text
 
 
 def _cut(text: str | None) -> str | None:
@@ -135,7 +141,8 @@ def page_data(runs: list[Run], prices: PriceTable | None = None) -> dict[str, An
             reward = None if traj.reward is None else round(traj.reward, 4)
             rows.append([traj.task_id, traj.epoch, OUTCOMES.index(traj.outcome), reward, turns_used(traj)])
             rows[-1] += [bits, group_ids, tokens, None if cost is None else round(cost, 6), traj.env]
-            texts.append(page_json(details(traj, episode_tags, prices, _question(traj, lookup))))
+            # plain JSON: it is a string of the page's data, which page_json makes safe as a whole
+            texts.append(_json(details(traj, episode_tags, prices, _question(traj, lookup))))
         payload_runs.append(
             {
                 "label": run.label,
