@@ -58,6 +58,7 @@ from intercode_agents.tools.env_tools import EnvToolkit, env_lock
 from intercode_agents.user_code import describe, load_object
 
 AGENT_ENDED = "the agent ended without submitting: the episode is submitted as it stands"
+AGENT_ENDED_ITSELF = "the agent ended"
 AgentFactory = Callable[..., Any]
 
 
@@ -85,6 +86,13 @@ def agent_input(agent: Runnable[Any, Any], question: str) -> Any:
     return {"messages": messages} if "messages" in (schema.get("properties") or {}) else messages
 
 
+def _source_file(obj: object) -> str | None:
+    try:
+        return inspect.getsourcefile(obj)  # type: ignore[arg-type]
+    except TypeError:  # a builtin, a partial: no file of its own
+        return None
+
+
 def _chain(exc: BaseException) -> list[BaseException]:
     seen: list[BaseException] = []
     current: BaseException | None = exc
@@ -110,7 +118,7 @@ class AgentStrategy(Strategy):
             self.factory, self.ref, self.file = loaded.obj, factory, loaded.file
             label, source = loaded.label, loaded.source
         else:
-            self.factory, self.file = factory, inspect.getsourcefile(factory) if callable(factory) else None
+            self.factory, self.file = factory, _source_file(factory)
             label = f"{getattr(factory, '__module__', '?')}:{getattr(factory, '__qualname__', '?')}"
             self.ref = source = label
         self.source = source
@@ -163,9 +171,10 @@ class AgentStrategy(Strategy):
         try:
             error = await self._until_done(playing, gate)
         finally:
+            stopped_by = gate.stop_reason
             await self._stop(playing)
             gate.close()
-        run.trajectory.context["agent_stop"] = gate.stop_reason
+        run.trajectory.context["agent_stop"] = stopped_by or AGENT_ENDED_ITSELF
         run.trajectory.context["model_calls_seen"] = gate.model_calls
         await self._end(run, gate, error)
 
