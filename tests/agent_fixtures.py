@@ -267,3 +267,15 @@ def settings_echo(**settings: Any) -> BaseChatModel:
 
 
 SETTINGS_SEEN: list[dict[str, Any]] = []
+
+
+def own_deadline(tools: list[BaseTool], model: BaseChatModel | None, task: Task) -> Runnable[Any, Any]:
+    """Gives a tool call a deadline of its own, which the command outlives: the agent's own TimeoutError."""
+    run_tool = next(t for t in tools if t.name != "submit")
+
+    async def act(messages: list[BaseMessage]) -> str:
+        call = {"name": run_tool.name, "args": {"command": "sleep 5"}, "id": "c1", "type": "tool_call"}
+        await asyncio.wait_for(run_tool.ainvoke(call), timeout=0.5)
+        return "never"
+
+    return RunnableLambda(act)

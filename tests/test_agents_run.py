@@ -185,6 +185,13 @@ async def test_a_crash_of_the_agent_is_its_failure_named_with_its_file_and_line(
     assert failure_tags(traj) == ["premature_submit", "agent_crashed"]
 
 
+async def test_an_error_of_the_agents_own_is_never_taken_for_a_provider_failure(tmp_path: Path) -> None:
+    """A TimeoutError looks transient, but only a failure a model call raised may exclude an episode."""
+    traj = await play(tmp_path, f"{FIXTURES}:own_deadline", retry_errors=0)
+    assert traj.outcome == "failed" and "TimeoutError" in traj.context["agent_error"]
+    assert "agent_crashed" in failure_tags(traj)
+
+
 async def test_a_failing_model_is_a_model_error_and_a_full_context_is_the_agents_limit(
     tmp_path: Path,
 ) -> None:

@@ -21,10 +21,10 @@ LangGraph recursion limit. The harness does not trust it to stop:
 
 When the agent ends (or is stopped) without submitting, the runner submits the episode as it stands.
 A recursion limit reached and an exception of the agent's own are the agent's: the episode is
-submitted and scored (the latter tagged ``agent_crashed``). A failed model call is a ``model_error``,
-a full context window ``context_exhausted``, an env failure an ``env_error``. Errors the factory raises,
-and a factory that returns no Runnable, are :class:`~intercode_agents.errors.ConfigError` s that name
-its file.
+submitted and scored (the latter tagged ``agent_crashed``). A model call the callbacks saw fail is a
+``model_error`` (any other exception is the agent's, whatever its type), a full context window
+``context_exhausted``, an env failure an ``env_error``. Errors the factory raises, and a factory that
+returns no Runnable, are :class:`~intercode_agents.errors.ConfigError` s that name its file.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from intercode_agents.strategies.base import Strategy
 from intercode_agents.strategies.budget import BudgetExhausted
 from intercode_agents.strategies.config import StrategyConfig
 from intercode_agents.strategies.episode import FORCED_SUBMIT, ContextExhausted, EpisodeRun, context_full
-from intercode_agents.strategies.model_calls import ModelCallFailed, is_transient
+from intercode_agents.strategies.model_calls import ModelCallFailed
 from intercode_agents.tools.env_tools import EnvToolkit, env_lock
 from intercode_agents.user_code import describe, load_object
 
@@ -243,7 +243,9 @@ class AgentStrategy(Strategy):
                 )
             elif context_full(error):
                 raise ContextExhausted(str(error)) from error
-            elif any(e is seen for e in chain for seen in gate.model_errors) or any(map(is_transient, chain)):
+            elif any(e is seen for e in chain for seen in gate.model_errors):
+                # only a failure the callbacks saw a model call raise excludes the episode: an error of
+                # the agent's own (a TimeoutError of its own deadline, say) never does
                 raise ModelCallFailed(
                     f"the agent's model call failed ({type(error).__name__}: {error})"
                 ) from error
