@@ -14,6 +14,7 @@ import pytest
 
 from intercode_agents.envs.bash import BashEnv
 from intercode_agents.errors import ConfigError
+from intercode_agents.runner.direct import replayable_actions
 from intercode_agents.runner.eval import EpisodeBudgets, run_eval
 from intercode_agents.runner.failure_modes import failure_tags
 from intercode_agents.runner.run_dir import read_records
@@ -63,6 +64,14 @@ def test_the_example_agent_solves_bash_mini_0_offline_and_every_call_is_a_step(t
     assert first.thought == "Let me see which logs there are." and first.observation == "app.log\narchive\n"
     assert second.thought == "Now count the lines." and second.exit_code == 0 and second.observation == "2\n"
     assert traj.context["agent_stop"] == "the episode is submitted" and traj.context["model_calls_seen"] == 3
+
+
+async def test_an_agents_record_replays_to_the_same_reward_without_its_messages(tmp_path: Path) -> None:
+    traj = await play(tmp_path, f"{FIXTURES}:never_submits")
+    assert [s.kind for s in traj.steps] == ["action", "message", "submit"]
+    assert replayable_actions(traj) == ["grep -c ERROR /testbed/logs/app.log", "submit"]
+    replayed = cli(["replay", str(tmp_path / "run"), "--json"])
+    assert replayed.returncode == 0, replayed.stderr  # no reward changed: the message was not run
 
 
 async def test_the_turn_budget_counts_tool_calls_stops_the_agent_and_submits(tmp_path: Path) -> None:
