@@ -234,7 +234,8 @@ def eval_cmd(
     }
     total = len(choose_tasks(env, tasks, limit)) * epochs
     label = strategy or ("agent" if agent else "direct")
-    run_dir = out or default_out_dir(env, label, models[0] if len(models) == 1 else "models")
+    model_label = models[0] if len(models) == 1 else ("models" if models else "agent-default")
+    run_dir = out or default_out_dir(env, label, model_label)
     argv = eval_argv(env, models, options)
     several = len(models) > 1
     dirs = list(model_dirs(models, run_dir).values()) if several else [run_dir]
