@@ -79,3 +79,17 @@ def test_the_bash_blocks_name_real_commands() -> None:
     for command in sorted(commands):
         result = cli([command, "--help"])
         assert result.returncode == 0, f"intercode-agents {command} --help: {result.stderr}"
+
+
+def test_the_readme_names_the_demos_tasks_and_strategy() -> None:
+    """The Quick start says which tasks the demo plays and why: they must be the ones scripts/run.sh plays."""
+    script = (README.parent / "scripts" / "run.sh").read_text(encoding="utf-8")
+    text = README.read_text(encoding="utf-8")
+    lists = dict(re.findall(r"^DEMO_(BASH|SQL)=(\S+)$", script, re.M))
+    assert set(lists) == {"BASH", "SQL"}
+    tasks = [task for value in lists.values() for task in value.split(",")]
+    assert len(tasks) == 5
+    for task in tasks:
+        assert f"`{task}`" in text, f"the README does not say why the demo plays {task}"
+    assert "--strategy try_again --turns 2" in script
+    assert "Try Again (2 turns" in text
