@@ -6,8 +6,13 @@ reports and replay read it back. The schema is the contract between those layers
 Outcomes:
 
 - ``solved`` (reward 1.0) and ``failed`` (anything less, including an episode whose sandbox the agent
-  destroyed: the env then reports ``sandbox_lost`` in the reward parts) and ``timeout`` are the
-  agent's results: they count in every rate.
+  destroyed: the env then reports ``sandbox_lost`` in the reward parts) are the agent's results: they
+  count in every rate.
+- Exhausted budgets are the agent's too, and count as failures: ``timeout`` (the episode's seconds,
+  ``--max-seconds-per-episode``), ``tokens_exhausted`` (``--max-tokens-per-episode``) and
+  ``cost_exhausted`` (``--max-cost-per-episode``). Such an episode was stopped before it submitted,
+  so its reward is None. (A spent turn budget is not an outcome: the episode is then submitted as it
+  stands and scored, as in the paper.)
 - ``env_error`` (the harness or the engine failed) and ``model_error`` (the model provider failed)
   say nothing about the agent; the runner retries them and, if they persist, lists them as excluded.
 - ``corrupt``: the task's gold answer cannot run, so the task cannot be scored; listed and excluded.
@@ -23,11 +28,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-Outcome = Literal["solved", "failed", "env_error", "timeout", "model_error", "corrupt"]
-StepKind = Literal["action", "submit", "invalid"]
+Outcome = Literal[
+    "solved", "failed", "env_error", "timeout", "model_error", "corrupt", "tokens_exhausted", "cost_exhausted"
+]
+#: ``message``: a model message that called no tool (an agent's text); it runs nothing and uses no turn.
+StepKind = Literal["action", "submit", "invalid", "message"]
 
 #: Outcomes that are the harness's or the provider's fault: retried, and excluded if they persist.
 RETRYABLE_OUTCOMES: tuple[Outcome, ...] = ("env_error", "model_error")
+#: Outcomes of an episode stopped by one of its budgets: failures of the agent, never excluded.
+BUDGET_OUTCOMES: tuple[Outcome, ...] = ("timeout", "tokens_exhausted", "cost_exhausted")
 FULL_REWARD = 1.0 - 1e-6  # rewards assembled from float parts (0.33 * 3 + 0.01) may miss 1.0 by a hair
 
 
@@ -102,6 +112,7 @@ class Trajectory(BaseModel):
     reward_mode: str = "intercode"
     execution: str = "session"  # how actions ran: "session", or "paper" (Bash/CTF, as the original ran them)
     group: dict[str, str] = Field(default_factory=dict)  # paper groups: fs, hardness, db, tag
+    question: str = ""  # the task as the agent read it (reset's observation)
     context: dict[str, Any] = Field(default_factory=dict)  # observation limit, history window, turns
     steps: list[Step] = Field(default_factory=list)
     reward: float | None = None

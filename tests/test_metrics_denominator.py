@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
+from intercode_agents.models.pricing import parse_price_table
 from intercode_agents.runner.metrics import exclusion_reason, summarize
-from intercode_agents.runner.pricing import parse_price_table
 from intercode_agents.runner.terminal import summary_table
 from intercode_agents.trajectory import FailedAttempt, Step, Trajectory
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from intercode_agents.errors import ConfigError
-from intercode_agents.runner.pricing import DEFAULT_PRICES, PRICES_ENV_VAR, cost_usd, load_prices
+from intercode_agents.models.pricing import DEFAULT_PRICES, PRICES_ENV_VAR, cost_usd, load_prices
 
 TABLE = """
 as_of: "2000-01"

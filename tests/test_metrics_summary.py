@@ -7,8 +7,8 @@ import json
 import pytest
 
 from intercode_agents.errors import ConfigError
+from intercode_agents.models.pricing import parse_price_table
 from intercode_agents.runner.metrics import solve_turn, summarize, turn_numbers
-from intercode_agents.runner.pricing import parse_price_table
 from intercode_agents.trajectory import Step, Trajectory
 
 # 1 USD per 1M input tokens, 2 USD per 1M output tokens
@@ -82,6 +82,8 @@ def test_summary_matches_hand_computed_values() -> None:
         "solved": 3,
         "failed": 1,
         "timeout": 1,
+        "tokens_exhausted": 0,
+        "cost_exhausted": 0,
         "env_error": 1,
         "model_error": 1,
         "corrupt": 0,
@@ -137,6 +139,7 @@ def test_summary_groups_and_failure_modes() -> None:
         "premature_submit": 1,
         "sandbox_destroyed": 0,
         "context_exhausted": 0,
+        "agent_crashed": 0,
         "none": 0,
     }
     assert modes["shares"]["paralysis"] == pytest.approx(0.5)

@@ -79,20 +79,26 @@ def test_report_has_a_chart_series_per_run(two_runs: list[Path]) -> None:
     assert curve_b == "0.0000,0.5000"
     assert by_fs_a == "1.0000,0.0000" and by_fs_b == "1.0000,0.0000"  # fs1, fs2
     assert html.count("<polyline") == 2
-    # tasks: A has fs1/0, fs1/1, fs2/2; B has fs1/0, fs2/1 -> 4 rows; B has no fs2/2
-    assert "Per-task results (4 tasks)" in html
-    row = re.search(r"<tr><td>bash/fs2/2</td>.*?</tr>", html)
-    assert row and row[0].endswith(
-        '<td class="failed">failed · reward 0.00 · 3 turns</td><td class="absent">—</td></tr>'
+    # the episodes travel as data: A has fs1/0, fs1/1, fs2/2; B has fs1/0, fs2/1
+    data = json.loads(
+        re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html, re.S)[1]
     )
+    rows = [[row[0] for row in run["rows"]] for run in data["runs"]]
+    assert rows == [["bash/fs1/0", "bash/fs1/1", "bash/fs2/2"], ["bash/fs1/0", "bash/fs2/1"]]
+    failed = data["runs"][0]["rows"][2]
+    assert data["outcomes"][failed[2]] == "failed" and failed[3] == 0.0 and failed[4] == 3  # reward, turns
+    detail = json.loads(data["runs"][0]["details"][2])
+    assert [s["action"] for s in detail["steps"]] == ["ls dir1", "ls dir2", "ls dir3"]
 
 
 def test_report_escapes_records_and_stays_offline(two_runs: list[Path]) -> None:
     html = write_report(two_runs)[0].read_text()
-    assert "<script" not in html
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;|x" in html
+    assert html.count("<script") == 2  # the page's own: its data and its app; the record's never
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;|x" in html  # in the markup, escaped
+    assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e|x" in html  # in the data, JSON-escaped
     assert "http://" not in html and "https://" not in html
     assert "src=" not in html and "href=" not in html
+    assert "default-src 'none'" in html  # nothing is fetched, whatever the page holds
 
 
 def test_markdown_summary(two_runs: list[Path]) -> None:

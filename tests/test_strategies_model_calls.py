@@ -6,9 +6,7 @@ import httpx
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from intercode_agents.errors import ConfigError
 from intercode_agents.strategies import ModelCallFailed, ScriptedChatModel, call_model, is_transient
-from intercode_agents.strategies.model_calls import model_label, resolve_model
 
 PROMPT = [HumanMessage(content="hi")]
 
@@ -69,14 +67,3 @@ async def test_permanent_error_is_not_retried() -> None:
     with pytest.raises(ModelCallFailed, match=r"after 1 attempt\(s\) \(ValueError: invalid api key\)"):
         await call_model(model, PROMPT, retries=3, initial_wait_s=0.01)
     assert len(model.calls) == 1
-
-
-def test_model_specs_and_labels() -> None:
-    with pytest.raises(ConfigError, match="provider:name"):
-        resolve_model("gpt-4o")
-    with pytest.raises(ConfigError, match="cannot create the chat model 'no-such-provider:x'"):
-        resolve_model("no-such-provider:x")
-    scripted = ScriptedChatModel([])
-    assert resolve_model(scripted) is scripted
-    assert model_label(scripted) == "scripted"
-    assert model_label("openai:gpt-4o-mini") == "openai:gpt-4o-mini"

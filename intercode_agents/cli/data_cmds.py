@@ -20,12 +20,20 @@ def tasks(
 ) -> None:
     """List an env's tasks, its splits, and which tasks cannot run here (and why).
 
-    Selector: comma-separated split names (fs1, test, mini, spider, ...), task ids, id globs
-    (bash/fs1/*) and key=value filters (hardness=easy, db=poker_player, tag=Forensics).
+    Selector: comma-separated split names (fs1, test, mini, spider, ...), task ids, positions, id
+    globs (bash/fs1/*) and key=value filters (hardness=easy, db=poker_player, tag=Forensics).
+
+    Task ids end in the task's position in its split's file (0-based) for Bash, SQL and every mini
+    set (bash/fs1/3 is the 4th task of fs1), but in the task's own id for Python's MBPP
+    (python/mbpp/11 is MBPP task 11, the file's 11th record, position 10) and for picoCTF (ctf/42).
+    A position works the same way in every env: SPLIT/#N or SPLIT/#A-B (python/mbpp/#10 is MBPP
+    task 11; bash/fs1/#3 is bash/fs1/3). The # keeps the two forms apart, so they never clash:
+    python/mbpp/10 is always MBPP's id 10, python/mbpp/#10 always the 11th record.
 
     Examples:
       intercode-agents tasks bash --tasks test
       intercode-agents tasks sql --tasks "spider,hardness=extra" --limit 0
+      intercode-agents tasks python --tasks "python/mbpp/11,python/mbpp/#0-4"
       intercode-agents tasks ctf --all
     """
     from intercode_agents.datasets import select_tasks, split_names

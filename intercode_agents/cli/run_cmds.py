@@ -1,12 +1,11 @@
-"""``eval``, ``gold``, ``replay``, ``report`` and ``play``: running episodes from the command line."""
+"""``gold``, ``replay``, ``report`` and ``play``: running episodes from the command line."""
 
 from __future__ import annotations
 
 import json
 import random
-import shlex
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -24,166 +23,11 @@ ExecutionOpt = Annotated[
     str,
     typer.Option(
         "--execution",
-        help="How Bash/CTF actions run: session (a persistent shell) or paper (as the original ran them).",
+        help="How actions run: session (the default: a persistent shell or interpreter) or paper (as the "
+        "original InterCode ran them; Bash, CTF and Python).",
     ),
 ]
 INTERRUPTED_EXIT = 130
-
-
-def _resume_command(argv: list[str], out: Path) -> str:
-    return shlex.join(["intercode-agents", "eval", *argv, "--out", str(out), "--resume"])
-
-
-def _interrupted(signame: str, out: Path, total: int, argv: list[str]) -> typer.Exit:
-    from intercode_agents.runner.run_dir import RUN_JSON, TRAJECTORIES, read_run_settings
-    from intercode_agents.runner.run_records import RunPlan, read_run_records
-
-    if not (out / RUN_JSON).is_file():
-        err_console.print(f"[yellow]{signame}: stopped before the run started;[/] nothing was recorded.")
-        return typer.Exit(INTERRUPTED_EXIT)
-    plan = RunPlan.from_settings(read_run_settings(out))
-    done = len(read_run_records(out / TRAJECTORIES, plan, bad_lines="ignore").accepted)
-    err_console.print(
-        f"[yellow]{signame}: stopped cleanly.[/] {done} of {total} episodes are recorded in {out}; "
-        "containers were removed. Resume with:",
-        highlight=False,
-    )
-    err_console.print(f"  {_resume_command(argv, out)}", highlight=False, soft_wrap=True)
-    return typer.Exit(INTERRUPTED_EXIT)
-
-
-@app.command("eval")
-@friendly
-def eval_cmd(
-    env: Annotated[str, typer.Argument(help="bash, sql, python or ctf.")],
-    model: Annotated[
-        str,
-        typer.Option(
-            "--model", "-m", help="local, local:PATH.gguf, provider:model, gold (replay the gold), human."
-        ),
-    ],
-    strategy: Annotated[
-        str | None,
-        typer.Option(
-            "--strategy", "-s", help="try_again, react, plan_solve or tool_calling (not for gold/human)."
-        ),
-    ] = None,
-    tasks: TasksOpt = None,
-    limit: Annotated[int | None, typer.Option(help="Run only the first N selected tasks.")] = None,
-    turns: Annotated[int, typer.Option(help="Turn budget per episode.")] = 10,
-    concurrency: ConcurrencyOpt = 1,
-    reward: RewardOpt = "intercode",
-    execution: ExecutionOpt = "session",
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Run directory (default: runs/...).")
-    ] = None,
-    resume: Annotated[bool, typer.Option(help="Continue the run in --out, skipping finished tasks.")] = False,
-    retry_errors: Annotated[
-        int | None,
-        typer.Option(
-            "--retry-errors",
-            min=0,
-            help="Play an episode that ended in env_error or model_error (the harness's or the "
-            "provider's fault) again up to N times before recording it. Default: 2 for env_error "
-            "(engine hiccups pass in seconds), 0 for model_error (model calls are already retried "
-            "inside the episode). With --resume, the recorded errors are played again too.",
-        ),
-    ] = None,
-    seed: Annotated[
-        int | None, typer.Option(help="Seed recorded with each episode (and given to local).")
-    ] = None,
-    progress: ProgressOpt = True,
-) -> None:
-    """Evaluate a strategy and a model on an env's tasks; write records, a summary and a report.
-
-    Episodes run concurrently, each finished one is appended to DIR/trajectories.jsonl at once, and
-    Ctrl-C (or SIGTERM) stops cleanly and prints the command that resumes the run. One process
-    writes a run directory at a time; a second one stops with an error. The summary gives the
-    success rate's denominator and lists every excluded episode (corrupt golds, env or model
-    errors after the retries) and every record of the directory that was not counted.
-
-    Examples:
-      intercode-agents eval bash --strategy try_again --model local --tasks test --turns 5
-      intercode-agents eval sql -s react -m openai:gpt-4o-mini --tasks "spider,hardness=easy" -c 8
-      intercode-agents eval bash --model gold --tasks bash/mini/* --out runs/gold-mini
-      intercode-agents eval bash --strategy react --model local --out runs/r1 --resume
-      intercode-agents eval bash --strategy react --model local --out runs/r1 --resume --retry-errors 3
-      intercode-agents eval bash -s try_again -m openai:gpt-4o-mini --tasks fs1 --execution paper
-    """
-    from intercode_agents.runner.eval import choose_tasks, default_out_dir, run_eval
-    from intercode_agents.runner.interrupt import Interrupted, run_interruptible
-    from intercode_agents.runner.report import write_report
-    from intercode_agents.runner.terminal import summary_table
-
-    direct = model.strip() in ("gold", "human")
-    if direct and strategy:
-        err_console.print(f"note: --model {model} drives the env directly; --strategy {strategy} is not used")
-        strategy = None
-    if resume and out is None:
-        raise ConfigError("--resume needs the run directory: pass --out DIR together with --resume")
-    total = len(choose_tasks(env, tasks, limit))
-    run_dir = out or default_out_dir(env, strategy or "direct", model)
-    argv = _eval_argv(
-        env, model, strategy, tasks, limit, turns, concurrency, reward, seed, retry_errors, execution
-    )
-    try:
-        result = run_interruptible(
-            lambda: run_eval(
-                env,
-                strategy=strategy,
-                model=model,
-                selector=tasks,
-                limit=limit,
-                turns=turns,
-                concurrency=concurrency,
-                reward=reward,
-                execution=execution,
-                out_dir=run_dir,
-                resume=resume,
-                seed=seed,
-                retry_errors=retry_errors,
-                progress=progress,
-                console=console,
-            )
-        )
-    except Interrupted as stop:
-        raise _interrupted(stop.signame, run_dir, total, argv) from None
-    console.print(summary_table(result.summary, wall_s=result.wall_s, new=result.new_episodes))
-    html, _ = write_report([result.out_dir])
-    console.print(f"records: {result.out_dir / 'trajectories.jsonl'}", highlight=False)
-    console.print(f"report:  {html}", highlight=False)
-
-
-def _eval_argv(
-    env: str,
-    model: str,
-    strategy: str | None,
-    tasks: str | None,
-    limit: int | None,
-    turns: int,
-    concurrency: int,
-    reward: str,
-    seed: int | None,
-    retry_errors: int | None = None,
-    execution: str = "session",
-) -> list[str]:
-    """The settings of this eval as CLI arguments (for the resume hint)."""
-    argv = [env, "--model", model]
-    options: list[tuple[str, Any]] = [
-        ("--strategy", strategy),
-        ("--tasks", tasks),
-        ("--limit", limit),
-        ("--turns", turns if turns != 10 else None),
-        ("--concurrency", concurrency if concurrency != 1 else None),
-        ("--reward", reward if reward != "intercode" else None),
-        ("--seed", seed),
-        ("--retry-errors", retry_errors),
-        ("--execution", execution if execution != "session" else None),
-    ]
-    for flag, value in options:
-        if value is not None:
-            argv += [flag, str(value)]
-    return argv
 
 
 @app.command("gold")

@@ -4,7 +4,12 @@ Selector syntax (``select_tasks`` and the CLI's ``--tasks``): comma-separated te
 
 - a split name of the env: ``fs1`` .. ``fs4``, ``test``, ``mini`` (bash); ``spider``, ``wikisql``, ``mini``
   (sql); ``mbpp``, ``mini`` (python); ``picoctf``, ``mini`` (ctf);
-- a task id: ``bash/fs1/3``, ``sql/spider/10``, ``python/mbpp/11``, ``ctf/42``, ``ctf/mini/0``;
+- a task id: ``bash/fs1/3``, ``sql/spider/10``, ``python/mbpp/11``, ``ctf/42``, ``ctf/mini/0``. Ids end in
+  the task's position in its split's file (0-based) for Bash, SQL and the mini sets, and in the task's
+  own id for MBPP (``python/mbpp/11`` is MBPP task 11, the file's 11th record) and picoCTF;
+- a position in a split's file, the same form for every env: ``python/mbpp/#10`` (the 11th record,
+  MBPP task 11), ``bash/fs1/#3``, ``ctf/#0``, and ranges ``sql/spider/#0-99``. The ``#`` keeps the
+  two forms apart: ``python/mbpp/10`` is always MBPP's id 10, ``python/mbpp/#10`` always position 10;
 - an id glob (``*``, ``?``, ``[...]``): ``bash/fs1/*``, ``sql/spider/1?``;
 - a ``key=value`` filter on the task's group or meta: ``hardness=easy``, ``db=poker_player``,
   ``tag=Forensics``, ``fs=fs2``. Values compare case-insensitively; a list-valued field (CTF ``tags``)
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import re
 from pathlib import Path
 from typing import Any
 
@@ -68,13 +74,39 @@ def _split_of_id(env: str, task_id: str) -> str | None:
     return None
 
 
+_POSITION = re.compile(r"#(\d+)(?:-(\d+))?")
+
+
+def by_position(env: str, term: str, data_root: str | Path | None = None) -> list[Task]:
+    """The tasks ``SPLIT/#N`` or ``SPLIT/#A-B`` names by their 0-based position in the split's file."""
+    head, _, position = term.rpartition("/")
+    found = _POSITION.fullmatch(position)
+    split = _split_of_id(env, f"{head}/0")
+    if found is None or split not in split_names(env):
+        raise ConfigError(
+            f"bad position term {term!r}: write <env>/<split>/#N or #A-B, e.g. python/mbpp/#0, bash/fs1/#0-9"
+        )
+    tasks = _split_tasks(env, split, data_root)
+    first = int(found[1])
+    last = int(found[2]) if found[2] is not None else first
+    if last < first or last >= len(tasks):
+        raise ConfigError(f"{term!r}: the {env} split {split!r} has positions #0-{len(tasks) - 1}")
+    return list(tasks[first : last + 1])
+
+
 def get_task(task_id: str, *, data_root: str | Path | None = None) -> Task:
-    """The task with this id; :class:`UnknownTask` (with the closest ids as a hint) when there is none."""
+    """The task with this id (or ``SPLIT/#N`` position); :class:`UnknownTask` (with the closest ids as a
+    hint) when there is none."""
     env = task_id.split("/", 1)[0]
     if env not in ENV_NAMES:
         raise UnknownTask(
             f"unknown task {task_id!r}: ids start with an env name ({', '.join(ENV_NAMES)}), e.g. bash/fs1/0"
         )
+    if task_id.rpartition("/")[2].startswith("#"):
+        tasks = by_position(env, task_id, data_root)
+        if len(tasks) != 1:
+            raise UnknownTask(f"{task_id!r} names {len(tasks)} tasks, not one")
+        return tasks[0]
     split = _split_of_id(env, task_id)
     names = split_names(env)
     pool = _load(env, [split] if split in names else names, data_root)
@@ -125,6 +157,7 @@ def select_tasks(
     filters: list[tuple[str, set[str]]] = []
     splits: list[str] = []
     patterns: list[str] = []
+    positioned: list[Task] = []
     for term in terms:
         if "=" in term:
             key, _, value = term.partition("=")
@@ -133,6 +166,10 @@ def select_tasks(
             filters.append((key.strip(), {v.strip().lower() for v in value.split("|")}))
         elif term in names:
             splits.append(term)
+        elif "/" in term and term.rpartition("/")[2].startswith("#"):
+            if not term.startswith(f"{env}/"):
+                raise ConfigError(f"task position {term!r} does not belong to env {env!r}")
+            positioned.extend(by_position(env, term, data_root))
         elif "/" in term:
             if not term.startswith(f"{env}/"):
                 raise ConfigError(f"task id or glob {term!r} does not belong to env {env!r}")
@@ -147,12 +184,13 @@ def select_tasks(
     for pattern in patterns:
         split = _split_of_id(env, pattern)
         needed.update([split] if split in names else names)
-    if not splits and not patterns:
+    needed.update(t.split for t in positioned)
+    if not splits and not patterns and not positioned:
         needed.update(DEFAULT_SPLITS[env])
     loaded = _load(env, [s for s in names if s in needed], data_root)
 
-    if splits or patterns:
-        chosen = [t for t in loaded if t.split in splits]
+    if splits or patterns or positioned:
+        chosen = [t for t in loaded if t.split in splits] + positioned
         for pattern in patterns:
             is_glob = bool(_GLOB_CHARS & set(pattern))
             hits = [t for t in loaded if (fnmatch.fnmatchcase(t.id, pattern) if is_glob else t.id == pattern)]

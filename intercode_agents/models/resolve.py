@@ -1,7 +1,13 @@
-"""Turn a model spec ("local", "local:/path.gguf", "openai:gpt-4o-mini", an instance) into a chat model."""
+"""Turn a model spec ("local", "local:/path.gguf", "openai:gpt-4o-mini", an instance) into a chat model.
+
+This is the one place a model spec is resolved: the strategies, the runner and the CLI all call
+:func:`resolve_model`. :func:`parse_model_options` reads the CLI's ``-M key=value`` settings and
+:func:`with_seed` gives a model the seed of one episode where the model takes one.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -12,6 +18,7 @@ from langchain_core.runnables import RunnableBinding
 from intercode_agents.errors import ConfigError, ModelWeightsError
 from intercode_agents.models.local import LocalChatModel
 from intercode_agents.models.weights import check_gguf_file
+from intercode_agents.user_code import describe, is_reference, load_object
 
 RUNNER_ONLY = {
     "gold": "replays each task's gold solution",
@@ -42,6 +49,8 @@ def resolve_model(spec: str | BaseChatModel, **settings: Any) -> BaseChatModel:
 
     - ``"local"`` or ``"local:/path/to/model.gguf"``: :class:`LocalChatModel` (llama.cpp in-process);
     - ``"provider:model"`` (or a model name LangChain can infer a provider from): ``init_chat_model``;
+    - ``"PATH.py:NAME"`` or ``"package.module:NAME"``: a user's ``BaseChatModel`` instance, or a
+      function that returns one (called with ``settings``);
     - a ``BaseChatModel`` instance is returned as it is (configure it yourself; settings are refused).
     """
     settings = {key: value for key, value in settings.items() if value is not None}
@@ -68,7 +77,56 @@ def resolve_model(spec: str | BaseChatModel, **settings: Any) -> BaseChatModel:
         )
     if spec == "local" or spec.startswith("local:"):
         return _local(spec.removeprefix("local").removeprefix(":"), settings)
+    if is_reference(spec):
+        return _user_model(spec, settings)
     return _langchain(spec, settings)
+
+
+def _user_model(ref: str, settings: dict[str, Any]) -> BaseChatModel:
+    loaded = load_object(ref, "model")
+    obj = loaded.obj
+    if isinstance(obj, BaseChatModel):
+        return resolve_model(obj, **settings)
+    if not callable(obj):
+        raise ConfigError(f"model {ref!r} is a {type(obj).__name__}, not a BaseChatModel or a function")
+    try:
+        model = obj(**settings)
+    except Exception as exc:
+        raise ConfigError(f"model {ref!r} ({loaded.source}) raised {describe(exc, loaded.file)}") from exc
+    if not isinstance(model, BaseChatModel):
+        raise ConfigError(f"model {ref!r} returned a {type(model).__name__}, not a BaseChatModel")
+    return model
+
+
+def parse_model_options(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """``key=value`` settings for the provider (the CLI's ``-M``); a value is read as JSON where it
+    is one (``0.9``, ``true``, ``["a"]``, ``null``), else kept as text."""
+    options: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not key.isidentifier():
+            raise ConfigError(f"bad model setting {item!r}: write key=value, e.g. -M top_p=0.9")
+        if key in options:
+            raise ConfigError(f"the model setting {key!r} is given twice")
+        try:
+            options[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            options[key] = raw
+    return options
+
+
+def takes_seed(model: BaseChatModel) -> bool:
+    """Whether the model has a ``seed`` setting (the local model and several providers do)."""
+    return "seed" in type(model).model_fields
+
+
+def with_seed(model: BaseChatModel, seed: int | None) -> BaseChatModel:
+    """``model`` sampling with ``seed`` (a copy; loaded weights and clients are shared), or ``model``
+    itself when there is no seed or it takes none."""
+    if seed is None or not takes_seed(model) or getattr(model, "seed", None) == seed:
+        return model
+    return model.model_copy(update={"seed": seed})
 
 
 def _local(path: str, settings: dict[str, Any]) -> LocalChatModel:
@@ -136,6 +194,8 @@ def describe_model(model: BaseChatModel | RunnableBinding) -> dict[str, Any]:
     provider, name = params.get("ls_provider"), params.get("ls_model_name")
     if not name:  # e.g. LangChain's fake chat models
         provider, name = None, type(model).__name__
+    if provider == name:
+        provider = None
     settings = {
         "temperature": params.get("ls_temperature"),
         "max_tokens": params.get("ls_max_tokens"),

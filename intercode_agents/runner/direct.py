@@ -38,8 +38,9 @@ def gold_actions(task: Task, env: Env | None = None) -> list[str]:
 
 
 def replayable_actions(traj: Trajectory) -> list[str]:
-    """The actions of a record that reached the env: steps the parser rejected never did."""
-    return [step.action for step in traj.steps if step.kind != "invalid"]
+    """The actions of a record that reached the env: steps the parser rejected never did, and model
+    messages (an agent's text) ran nothing."""
+    return [step.action for step in traj.steps if step.kind not in ("invalid", "message")]
 
 
 def scripted(actions: list[str]) -> NextAction:
@@ -101,6 +102,7 @@ async def _play(
     except Exception as exc:
         raise RuntimeError(f"env reset failed: {type(exc).__name__}: {exc}") from exc
     traj.group = dict(info.get("group") or {})
+    traj.question = observation
     traj.image_id = info.get("image")
     turn = 0
     while not env.done:

@@ -6,9 +6,18 @@ Example::
                             selector="test", concurrency=4, out_dir="runs/react-mini")
     print(result.summary["success_rate"])
 
-``model`` is a model spec (``"local"``, ``"provider:model"``), a ``BaseChatModel``, or one of the
-runner's own policies: ``"gold"`` (replays the gold answers; no strategy) and ``"human"`` (asks at
-the terminal; one episode at a time). See :mod:`intercode_agents.runner.run_dir` for the files.
+``model`` is a model spec (``"local"``, ``"provider:model"``, ``"PATH.py:NAME"``), a ``BaseChatModel``,
+or one of the runner's own policies: ``"gold"`` (replays the gold answers; no strategy) and ``"human"``
+(asks at the terminal; one episode at a time). ``strategy`` is a shipped strategy's name or a user's
+Strategy subclass (``"PATH.py:Class"``, ``"package.module:Class"``); ``agent`` instead names a user's
+agent factory (``"PATH.py:build"``; see :mod:`intercode_agents.strategies.agent`), with or without a
+model. See :mod:`intercode_agents.runner.run_dir` for the files.
+
+``epochs`` plays every task K times, epoch ``e`` with seed ``seed + e - 1`` (seed 0 when several epochs
+are asked for without one), given to the model where it takes one. ``budgets`` are per episode
+(:class:`EpisodeBudgets`); ``max_cost_usd`` caps the cost of the whole run (all its sessions): once
+the records reach it no new episode starts, the episodes in flight finish, and the run can be resumed
+with a higher cap.
 
 One process writes a run directory at a time (:mod:`.run_lock`). A resume counts the records by the
 rules of :mod:`.run_records` (duplicates and foreign records are reported and ignored) and plays the
@@ -28,16 +37,18 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from rich.console import Console
+from rich.progress import Progress
 
 from intercode_agents import __version__
 from intercode_agents.datasets import Task, select_tasks
 from intercode_agents.envs import REWARD_MODES, load_spec
 from intercode_agents.errors import ConfigError
 from intercode_agents.runner.metrics import summarize
-from intercode_agents.runner.players import GoldPlayer, HumanPlayer, Player, StrategyPlayer
+from intercode_agents.runner.players import SPECIAL_MODELS, GoldPlayer, HumanPlayer, Player, StrategyPlayer
 from intercode_agents.runner.preflight import image_ids, load_local_model
 from intercode_agents.runner.progress import RunProgress
 from intercode_agents.runner.retries import NO_RETRIES, RetryPolicy
+from intercode_agents.runner.run_cost import RunSpend
 from intercode_agents.runner.run_dir import (
     RUN_JSON,
     SUMMARY,
@@ -58,6 +69,7 @@ from intercode_agents.runner.run_records import (
 )
 from intercode_agents.runner.workers import Episode, run_episodes
 from intercode_agents.sandbox import RUN_ID
+from intercode_agents.strategies.budget import price_of
 from intercode_agents.trajectory import RETRYABLE_OUTCOMES, FailedAttempt, Trajectory
 
 DEFAULT_TURNS = 10
@@ -76,35 +88,85 @@ class EvalResult:
     ignored: list[IgnoredRecord] = field(default_factory=list)  # records of the directory not counted
     replayed_errors: int = 0  # recorded env/model errors played again (``retry_errors`` on a resume)
     lock_taken_over: str | None = None  # the holder a killed process left in run.lock
+    stopped: str | None = None  # why the run stopped before playing every episode (the cost cap)
 
     @property
     def episodes_per_s(self) -> float:
         return self.new_episodes / self.wall_s if self.wall_s > 0 else 0.0
 
 
+@dataclass(frozen=True)
+class EpisodeBudgets:
+    """Budgets of each episode besides its turns (None: unlimited), and whether the model is told
+    what is left (see :mod:`intercode_agents.strategies.budget`)."""
+
+    max_tokens: int | None = None
+    max_seconds: float | None = None
+    max_cost_usd: float | None = None
+    show: bool = False
+
+    def __post_init__(self) -> None:
+        for flag, value in (
+            ("--max-tokens-per-episode", self.max_tokens),
+            ("--max-seconds-per-episode", self.max_seconds),
+            ("--max-cost-per-episode", self.max_cost_usd),
+        ):
+            if value is not None and (isinstance(value, bool) or value <= 0):
+                raise ConfigError(f"{flag} must be a positive number, got {value!r}")
+
+    def any(self) -> bool:
+        return any(v is not None for v in (self.max_tokens, self.max_seconds, self.max_cost_usd))
+
+    def strategy_settings(self) -> dict[str, Any]:
+        """The strategy settings that carry these budgets."""
+        settings: dict[str, Any] = {
+            "episode_max_tokens": self.max_tokens,
+            "episode_timeout_s": self.max_seconds,
+            "episode_max_cost_usd": self.max_cost_usd,
+        }
+        settings = {key: value for key, value in settings.items() if value is not None}
+        return settings | ({"show_budget": True} if self.show else {})
+
+
 def make_player(
-    model: str | BaseChatModel,
+    model: str | BaseChatModel | None,
     strategy: str | None,
     *,
     turns: int,
-    seed: int | None,
+    agent: str | None = None,
     strategy_settings: dict[str, Any] | None = None,
+    model_settings: dict[str, Any] | None = None,
 ) -> tuple[Player, Any]:
-    """The player of a run and its chat model (None for gold and human)."""
-    if isinstance(model, str) and model.strip() == "gold":
+    """The player of a run and its chat model (None for gold, human, and an agent without a model)."""
+    special = model.strip() if isinstance(model, str) and model.strip() in SPECIAL_MODELS else None
+    if special and agent:
+        raise ConfigError(f"--agent plays with a chat model (or with its own), not with --model {special}")
+    if special == "gold":
         return GoldPlayer(), None
-    if isinstance(model, str) and model.strip() == "human":
+    if special == "human":
         return HumanPlayer(max_turns=turns), None
     from intercode_agents.models import describe_model, resolve_model
     from intercode_agents.strategies import get_strategy
+    from intercode_agents.strategies.agent import get_agent_strategy
+    from intercode_agents.strategies.base import NO_MODEL
 
+    settings = {"max_turns": turns, **(strategy_settings or {})}
+    if agent:
+        if strategy:
+            raise ConfigError("pass either --agent or --strategy: an agent is its own strategy")
+        runner = get_agent_strategy(agent, **settings)
+        chat = resolve_model(model, **(model_settings or {})) if model is not None else None
+        label = describe_model(chat)["name"] if chat is not None else NO_MODEL["name"]
+        return StrategyPlayer(runner, chat, label), chat
+    if model is None:
+        raise ConfigError("a run needs --model (local, provider:model, gold, human, ...) or an --agent")
     if not strategy:
         raise ConfigError(
-            "a chat model needs a strategy: pass --strategy try_again|react|plan_solve|tool_calling"
+            "a chat model needs a strategy: pass --strategy try_again|react|plan_solve|tool_calling "
+            "(or PATH.py:Class), or --agent PATH.py:FACTORY"
         )
-    runner = get_strategy(strategy, max_turns=turns, **(strategy_settings or {}))
-    is_local = isinstance(model, str) and (model.strip() == "local" or model.strip().startswith("local:"))
-    chat = resolve_model(model, seed=seed) if is_local else resolve_model(model)
+    runner = get_strategy(strategy, **settings)
+    chat = resolve_model(model, **(model_settings or {}))
     return StrategyPlayer(runner, chat, describe_model(chat)["name"]), chat
 
 
@@ -127,13 +189,19 @@ def default_out_dir(env_name: str, strategy: str, model: str, root: Path = Path(
     return path
 
 
-def _check_numbers(limit: int | None, turns: int, concurrency: int) -> None:
+def _check_numbers(
+    limit: int | None, turns: int, concurrency: int, epochs: int = 1, max_cost_usd: float | None = None
+) -> None:
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {limit}")
     if turns < 1:
         raise ConfigError(f"--turns must be at least 1, got {turns}")
     if concurrency < 1:
         raise ConfigError(f"--concurrency must be at least 1, got {concurrency}")
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ConfigError(f"--epochs must be a whole number >= 1, got {epochs!r}")
+    if max_cost_usd is not None and (isinstance(max_cost_usd, bool) or max_cost_usd <= 0):
+        raise ConfigError(f"--max-cost must be a positive number of USD, got {max_cost_usd!r}")
 
 
 def _open_run_dir(out_dir: Path, settings: dict[str, Any], plan: RunPlan, resume: bool) -> RunRecords:
@@ -150,7 +218,7 @@ def _open_run_dir(out_dir: Path, settings: dict[str, Any], plan: RunPlan, resume
             )
         previous = read_run_records(records_path, plan)
         saved["resumed_at"] = [*saved.get("resumed_at", []), settings["created_at"]]
-        for key in ("concurrency", "retry_errors"):
+        for key in ("concurrency", "retry_errors", "max_cost_usd"):
             saved[key] = settings[key]
         write_json(out_dir / RUN_JSON, saved)
         return previous
@@ -195,7 +263,9 @@ async def run_eval(
     env_name: str,
     *,
     strategy: str | None = None,
-    model: str | BaseChatModel = "gold",
+    model: str | BaseChatModel | None = "gold",
+    agent: str | None = None,
+    model_settings: dict[str, Any] | None = None,
     selector: str | None = None,
     limit: int | None = None,
     turns: int = DEFAULT_TURNS,
@@ -205,10 +275,14 @@ async def run_eval(
     out_dir: str | Path | None = None,
     resume: bool = False,
     seed: int | None = None,
+    epochs: int = 1,
     strategy_settings: dict[str, Any] | None = None,
+    budgets: EpisodeBudgets | None = None,
+    max_cost_usd: float | None = None,
     retry_errors: int | None = None,
     retry_wait_s: float = 1.0,
     progress: bool = True,
+    progress_display: Progress | None = None,
     console: Console | None = None,
 ) -> EvalResult:
     """Run (or resume) an evaluation and write ``run.json``, ``trajectories.jsonl`` and ``summary.json``.
@@ -222,25 +296,49 @@ async def run_eval(
     ``execution`` "paper" runs Bash and CTF actions as the original InterCode ran them (see
     :mod:`intercode_agents.envs.paper_execution`), to compare with the paper's table like for like.
     """
-    _check_numbers(limit, turns, concurrency)
+    _check_numbers(limit, turns, concurrency, epochs, max_cost_usd)
     policy = RetryPolicy.from_option(retry_errors, wait_s=retry_wait_s)
     if reward not in REWARD_MODES:
         raise ConfigError(f"unknown reward mode {reward!r}; choose one of {', '.join(REWARD_MODES)}")
     check_execution(env_name, execution)
+    budgets = budgets or EpisodeBudgets()
     tasks = choose_tasks(env_name, selector, limit)
-    player, chat = make_player(model, strategy, turns=turns, seed=seed, strategy_settings=strategy_settings)
+    player, chat = make_player(
+        model,
+        strategy,
+        turns=turns,
+        agent=agent,
+        strategy_settings={**(strategy_settings or {}), **budgets.strategy_settings()},
+        model_settings=model_settings,
+    )
+    if not isinstance(player, StrategyPlayer) and (budgets.any() or budgets.show):
+        raise ConfigError(f"episode budgets apply to episodes a model plays, not to --model {player.model}")
     if isinstance(player, HumanPlayer):
         concurrency, progress, policy = 1, False, NO_RETRIES  # a person is not asked twice
     if resume and out_dir is None:
         raise ConfigError("resume needs the run directory: pass --out DIR together with --resume")
+    if seed is None and epochs > 1:
+        seed = 0  # K samples need K seeds: 0 .. K-1
+    if max_cost_usd is not None and isinstance(player, StrategyPlayer):
+        price_of(player.model)  # a cost cap needs the model's price: a clear error now, not at the end
     out = Path(out_dir) if out_dir is not None else default_out_dir(env_name, player.strategy, player.model)
     budget = None if isinstance(player, GoldPlayer) else turns
     settings = _settings(env_name, tasks, player, selector, limit, turns, reward, seed, concurrency)
-    settings |= {"epochs": 1, "turn_budget": budget, "retry_errors": policy.to_json(), "execution": execution}
+    settings |= {
+        "epochs": epochs,
+        "turn_budget": budget,
+        "retry_errors": policy.to_json(),
+        "model_options": dict(model_settings or {}),
+        "max_cost_usd": max_cost_usd,
+        "execution": execution,
+    }
+    if agent:
+        settings["agent"] = player.runner.context()["agent"]  # type: ignore[union-attr]
     plan = RunPlan.from_settings(settings)
 
     ids = await image_ids(tasks, execution=execution)
     session = _Session(out, settings, plan, tasks, player, policy, budget, ids)
+    session.max_cost_usd, session.progress_display = max_cost_usd, progress_display
     await load_local_model(chat)
     with RunLock(out) as lock:
         return await session.run(
@@ -264,6 +362,8 @@ class _Session:
     policy: RetryPolicy
     turn_budget: int | None
     image_ids: dict[str, str]
+    max_cost_usd: float | None = None  # of the whole run, all sessions
+    progress_display: Progress | None = None  # a display shared with other runs (several models)
 
     async def run(
         self, lock: RunLock, *, resume: bool, replay_errors: bool, progress: bool, console: Console | None
@@ -282,17 +382,26 @@ class _Session:
         new: list[Trajectory] = []
         label = f"{plan.env} · {player.strategy} · {player.model}"
         valid_length = previous.valid_length if resume else None
+        spend = RunSpend(self.max_cost_usd, previous.records)
         with (
             RecordWriter(out / TRAJECTORIES, valid_length=valid_length) as writer,
-            RunProgress(plan.size, previous=kept, label=label, console=console, enabled=progress) as bar,
+            RunProgress(
+                plan.size,
+                previous=kept,
+                label=label,
+                console=console,
+                enabled=progress,
+                shared=self.progress_display,
+            ) as bar,
         ):
 
             def on_done(traj: Trajectory) -> None:
                 writer.write(traj)
                 new.append(traj)
+                spend.add(traj)
                 bar.advance(traj)
 
-            if todo:
+            if todo and not spend.reached:
                 await run_episodes(
                     plan.env,
                     todo,
@@ -302,30 +411,33 @@ class _Session:
                     image_ids=self.image_ids,
                     on_done=on_done,
                     retry=self.policy,
+                    keep_going=spend.allows_more,
                 )
         wall = time.perf_counter() - started
         final = dict(previous.accepted)
         final.update((episode_key(t), t) for t in new)
         records = list(final.values())
         ignored = previous.ignored_json()
-        summary = summarize(records, turn_budget=self.turn_budget, planned=plan.size, ignored=ignored)
+        summary = summarize(
+            records, turn_budget=self.turn_budget, planned=plan.size, ignored=ignored, epochs=plan.epochs
+        )
+        stopped = spend.stop_note(plan.size - len(final)) if spend.reached else None
+        if stopped:
+            summary["stopped"] = stopped
         write_json(out / SUMMARY, summary)
         replayed = len(todo) - (plan.size - len(previous.accepted))
         return EvalResult(
-            out, summary, records, len(new), len(kept), wall, previous.ignored, replayed, taken_over
+            out, summary, records, len(new), len(kept), wall, previous.ignored, replayed, taken_over, stopped
         )
 
 
 def check_execution(env_name: str, execution: str) -> None:
-    """A clear error for an execution mode the env does not have (only Bash and CTF have "paper")."""
+    """A clear error for an execution mode the env does not have (SQL has no "paper" one)."""
     from intercode_agents.envs.registry import env_class
 
     modes = env_class(env_name).execution_modes
     if execution not in modes:
-        raise ConfigError(
-            f"the {env_name} env has no {execution!r} execution; it has {', '.join(modes)}"
-            + (" (paper execution is for bash and ctf)" if execution == "paper" else "")
-        )
+        raise ConfigError(f"the {env_name} env has no {execution!r} execution; it has {', '.join(modes)}")
 
 
 def _settings(

@@ -26,6 +26,12 @@ An episode can carry several tags, or none. "Actions" are all steps except submi
   shell): the env reported ``sandbox_lost`` in the reward parts, and the episode counts as failed.
 - ``context_exhausted``: the episode filled the model's context window, so it was submitted as it
   stood (``Trajectory.context["context_exhausted"]``).
+- ``agent_crashed``: a user's agent (``--agent``) raised an error of its own, so the runner submitted
+  the episode as it stood (``Trajectory.context["agent_error"]``).
+
+Episodes stopped by a budget (outcomes ``timeout``, ``tokens_exhausted``, ``cost_exhausted``) are
+scored failures and get tags like failed ones. Model messages that called no tool (step kind
+``message``) are not actions.
 
 The language comes from ``Trajectory.env``: names containing "sql" are SQL, "python"/"mbpp" Python,
 "ctf" CTF (Bash plus Python rules), anything else Bash. Only episodes the agent is scored on get tags:
@@ -40,7 +46,7 @@ from collections import Counter
 from itertools import pairwise
 from typing import Literal
 
-from intercode_agents.trajectory import Step, Trajectory, sandbox_lost
+from intercode_agents.trajectory import BUDGET_OUTCOMES, Step, Trajectory, sandbox_lost
 
 FAILURE_TAGS: tuple[str, ...] = (
     "action_churn",
@@ -49,8 +55,9 @@ FAILURE_TAGS: tuple[str, ...] = (
     "premature_submit",
     "sandbox_destroyed",
     "context_exhausted",
+    "agent_crashed",
 )
-SCORED_UNSOLVED = ("failed", "timeout")  # the outcomes that get tags
+SCORED_UNSOLVED = ("failed", *BUDGET_OUTCOMES)  # the outcomes that get tags
 
 CHURN_SIMILARITY = 0.9
 CHURN_RUN = 3
@@ -72,18 +79,27 @@ def language_of(env: str) -> Language:
     return "bash"
 
 
+_SUBMIT_WORD = re.compile(r"\s*submit\b", re.IGNORECASE)
+_BARE_SUBMIT = re.compile(r"\W*(?:submit)?\W*", re.IGNORECASE)
+
+
 def is_submit(step: Step) -> bool:
-    return step.kind == "submit" or re.match(r"\s*submit\b", step.action, re.IGNORECASE) is not None
+    return step.kind == "submit" or _SUBMIT_WORD.match(step.action) is not None
 
 
 def is_bare_submit(step: Step) -> bool:
     """A submit that carries no answer of its own (``submit``, ``submit()``): it scores the last output."""
-    return is_submit(step) and re.fullmatch(r"\W*(?:submit)?\W*", step.action, re.IGNORECASE) is not None
+    return is_submit(step) and _BARE_SUBMIT.fullmatch(step.action) is not None
+
+
+def is_message(step: Step) -> bool:
+    """A model message that called no tool: it ran nothing and used no turn."""
+    return step.kind == "message"
 
 
 def actions_of(traj: Trajectory) -> list[Step]:
-    """The steps that ran something, i.e. everything but submits."""
-    return [step for step in traj.steps if not is_submit(step)]
+    """The steps that ran something (or tried to), i.e. everything but submits and model messages."""
+    return [step for step in traj.steps if not is_submit(step) and not is_message(step)]
 
 
 # ---------------------------------------------------------------- action_churn
@@ -262,16 +278,19 @@ def _premature(traj: Trajectory) -> bool:
     submit_at = next((i for i, s in enumerate(traj.steps) if is_submit(s)), None)
     if submit_at is None:
         return False
+    steps = [s for s in traj.steps if not is_message(s)]
+    submit_at = next(i for i, s in enumerate(steps) if is_submit(s))
     useful = [
         i
-        for i, s in enumerate(traj.steps[:submit_at])
+        for i, s in enumerate(steps[:submit_at])
         if not is_submit(s) and not s.errored and s.kind != "invalid" and s.observation.strip()
     ]
     return not useful or useful == [submit_at - 1]
 
 
 def failure_tags(traj: Trajectory) -> list[str]:
-    """The failure modes of a failed or timed-out episode, in ``FAILURE_TAGS`` order ([] for others)."""
+    """The failure modes of a failed episode or one stopped by a budget, in ``FAILURE_TAGS`` order
+    ([] for others)."""
     if traj.outcome not in SCORED_UNSOLVED:
         return []
     language = language_of(traj.env)
@@ -282,5 +301,6 @@ def failure_tags(traj: Trajectory) -> list[str]:
         "premature_submit": _premature(traj),
         "sandbox_destroyed": sandbox_lost(traj.reward_parts),
         "context_exhausted": traj.context.get("context_exhausted") is True,
+        "agent_crashed": bool(traj.context.get("agent_error")),
     }
     return [tag for tag in FAILURE_TAGS if found[tag]]

@@ -2,7 +2,8 @@
 
 Counting rules:
 
-- **Scored episodes** are those with outcome solved, failed or timeout: the denominator of every rate
+- **Scored episodes** are those with outcome solved or failed, or stopped by a budget (timeout,
+  tokens_exhausted, cost_exhausted: failures of the agent): the denominator of every rate
   (success, first-pass, turn curve, mean reward, mean turns, error share). An episode whose sandbox
   the agent destroyed is failed, so it counts. **Excluded** are only the episodes that say nothing
   about the agent, and each one is listed in ``excluded`` with its reason: ``corrupt_gold`` (the
@@ -13,8 +14,10 @@ Counting rules:
   in ``ignored_records``.
 - **Solved** means outcome "solved" (reward 1.0). Mean reward treats a missing reward as 0.
 - **Turns.** Every step is a turn, except a bare ``submit`` (one with no answer of its own), which
-  only asks to score the last output and so shares the turn of the action before it. This puts
-  Try Again (each action scored) and ReAct (action, then submit) on the same turn axis.
+  only asks to score the last output and so shares the turn of the action before it, and a model
+  message that called no tool (an agent's text, step kind ``message``), which runs nothing. This puts
+  Try Again (each action scored) and ReAct (action, then submit) on the same turn axis, and an
+  agent's turns are its tool calls.
 - **Solve turn.** The turn of the first step whose reward is 1.0 (Try Again scores each step), else
   the episode's last turn. ``success_at_turns[k-1]`` is the share of scored episodes solved within
   ``k`` turns, for k = 1 .. the turn budget (argument, else the most turns any scored episode used):
@@ -25,8 +28,14 @@ Counting rules:
   paid for). Cost is a record's own ``cost_usd`` if set, else the price table's estimate; the total
   is None when any attempt's cost is unknown, and cost per solved task is that total / the solved
   count.
-- **Failure modes** are shares of the scored unsolved episodes (failed and timeout) carrying each tag
-  of :mod:`failure_modes`; tags overlap, and ``none`` counts episodes with no tag.
+- **Epochs.** With K samples per task (``--epochs``), ``epochs`` gives pass@k for k = 1..K by the
+  unbiased estimator 1 - C(n-c, k)/C(n, k) per task (n scored samples, c solved; a task with fewer
+  than k scored samples is left out of that k and counted), averaged over tasks; mean@k (the mean
+  over tasks of each task's solved share, and of its mean reward); and the per-task spread (each
+  task's solved count, its rewards' standard deviation, and how many tasks were always, sometimes
+  and never solved).
+- **Failure modes** are shares of the scored unsolved episodes (failed, or stopped by a budget)
+  carrying each tag of :mod:`failure_modes`; tags overlap, and ``none`` counts episodes with no tag.
 """
 
 from __future__ import annotations
@@ -36,9 +45,17 @@ from collections.abc import Callable
 from typing import Any
 
 from intercode_agents.errors import ConfigError
-from intercode_agents.runner.failure_modes import FAILURE_TAGS, failure_tags, is_bare_submit, is_submit
-from intercode_agents.runner.pricing import PriceTable, cost_usd, load_prices
+from intercode_agents.models.pricing import PriceTable, cost_usd, load_prices
+from intercode_agents.runner.epoch_metrics import epochs_block
+from intercode_agents.runner.failure_modes import (
+    FAILURE_TAGS,
+    actions_of,
+    failure_tags,
+    is_bare_submit,
+    is_message,
+)
 from intercode_agents.trajectory import (
+    BUDGET_OUTCOMES,
     RETRYABLE_OUTCOMES,
     FailedAttempt,
     Outcome,
@@ -48,7 +65,14 @@ from intercode_agents.trajectory import (
 )
 
 METRICS_VERSION = 2
-OUTCOMES: tuple[Outcome, ...] = ("solved", "failed", "timeout", "env_error", "model_error", "corrupt")
+OUTCOMES: tuple[Outcome, ...] = (
+    "solved",
+    "failed",
+    *BUDGET_OUTCOMES,
+    "env_error",
+    "model_error",
+    "corrupt",
+)
 #: Why an episode is left out of the rates, with the words the summary table and the report use.
 EXCLUSION_REASONS: dict[str, str] = {
     "corrupt_gold": "corrupt gold (the task's gold answer cannot run)",
@@ -71,11 +95,12 @@ def is_scored(traj: Trajectory) -> bool:
 
 
 def turn_numbers(traj: Trajectory) -> list[int]:
-    """The turn (1-based) each step belongs to; a bare submit shares the turn of the step before."""
+    """The turn (1-based) each step belongs to; a bare submit shares the turn of the step before, and a
+    model message that called no tool shares it too (0 before the first turn)."""
     numbers: list[int] = []
     turn = 0
     for step in traj.steps:
-        if turn == 0 or not is_bare_submit(step):
+        if not is_message(step) and (turn == 0 or not is_bare_submit(step)):
             turn += 1
         numbers.append(turn)
     return numbers
@@ -99,7 +124,7 @@ def solve_turn(traj: Trajectory) -> int | None:
 
 def error_share(traj: Trajectory) -> float | None:
     """Errored actions / actions, or None when the episode ran no action."""
-    actions = [s for s in traj.steps if not is_submit(s)]
+    actions = actions_of(traj)
     return sum(s.errored for s in actions) / len(actions) if actions else None
 
 
@@ -233,12 +258,14 @@ def summarize(
     planned: int | None = None,
     ignored: list[dict[str, Any]] | None = None,
     tags_of: Callable[[Trajectory], list[str]] = failure_tags,
+    epochs: int | None = None,
 ) -> dict[str, Any]:
     """Metrics of a run (JSON-safe; written as ``summary.json``). See the module docstring for the rules.
 
     ``planned`` is the number of episodes the run set out to play (tasks x epochs), ``ignored`` the
     records its directory held but did not count (each a dict with ``line``, ``task_id`` and ``why``).
     ``tags_of`` gives an episode's failure tags (a caller that already has them passes a lookup).
+    ``epochs`` is the run's number of samples per task (its plan), for the ``epochs`` block.
     """
     if turn_budget is not None and (isinstance(turn_budget, bool) or turn_budget < 1):
         raise ConfigError(f"turn_budget must be a positive number of turns, got {turn_budget!r}")
@@ -291,4 +318,5 @@ def summarize(
         "by_env": _breakdown(trajs, lambda t: t.env),
         "by_group": _by_group(trajs),
         "failure_modes": _failure_modes(scored, tags_of),
+        "epochs": epochs_block(scored, epochs),
     }

@@ -13,6 +13,7 @@ from langchain_core.language_models import BaseChatModel
 
 from intercode_agents.datasets import Task
 from intercode_agents.envs.base import Env
+from intercode_agents.models import with_seed
 from intercode_agents.runner.direct import DIRECT, gold_actions, play_direct, scripted
 from intercode_agents.runner.human import TerminalHuman
 from intercode_agents.strategies import Strategy
@@ -30,10 +31,11 @@ class Player(Protocol):
 
 @dataclass
 class StrategyPlayer:
-    """A prompting strategy driving a chat model."""
+    """A prompting strategy (or a user's agent) driving a chat model; each episode samples with its
+    own seed where the model takes one. ``chat_model`` is None for an agent that brings its own."""
 
     runner: Strategy
-    chat_model: BaseChatModel
+    chat_model: BaseChatModel | None
     model: str
 
     @property
@@ -41,7 +43,8 @@ class StrategyPlayer:
         return self.runner.name
 
     async def play(self, env: Env, task: Task, seed: int | None) -> Trajectory:
-        return await self.runner.run(env, self.chat_model, task=task, seed=seed, model_name=self.model)
+        chat = with_seed(self.chat_model, seed) if self.chat_model is not None else None
+        return await self.runner.run(env, chat, task=task, seed=seed, model_name=self.model)
 
 
 @dataclass

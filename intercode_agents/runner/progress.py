@@ -13,6 +13,20 @@ from intercode_agents.runner.metrics import is_scored
 from intercode_agents.trajectory import Trajectory
 
 
+def new_display(console: Console | None = None) -> Progress:
+    """A progress display for one or more runs (each adds its bar)."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(bar_width=24),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[stats]}"),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    )
+
+
 class RunProgress:
     """Counts finished episodes (those recorded before a resume included) and renders them live."""
 
@@ -24,7 +38,10 @@ class RunProgress:
         label: str = "episodes",
         console: Console | None = None,
         enabled: bool = True,
+        shared: Progress | None = None,
     ) -> None:
+        """``shared``: a display other runs use too (several models side by side); this run adds its
+        bar to it and leaves starting and stopping it to its owner."""
         previous = previous or []
         self.total = total
         self.done = len(previous)
@@ -33,20 +50,8 @@ class RunProgress:
         self.excluded = len(previous) - self.scored
         self.new = 0
         self.started = time.perf_counter()
-        self._progress = (
-            Progress(
-                TextColumn("[bold]{task.description}"),
-                BarColumn(bar_width=24),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[stats]}"),
-                TextColumn("ETA"),
-                TimeRemainingColumn(),
-                console=console,
-                transient=False,
-            )
-            if enabled
-            else None
-        )
+        self._owned = shared is None
+        self._progress = (shared or new_display(console)) if enabled else None
         self._task = (
             self._progress.add_task(label, total=total, completed=self.done, stats=self.stats())
             if self._progress
@@ -77,12 +82,12 @@ class RunProgress:
             self._progress.update(self._task, completed=self.done, stats=self.stats())
 
     def __enter__(self) -> RunProgress:
-        if self._progress is not None:
+        if self._progress is not None and self._owned:
             self._progress.start()
         return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._progress is not None:
+        if self._progress is not None and self._owned:
             self._progress.stop()

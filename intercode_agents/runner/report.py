@@ -1,8 +1,14 @@
 """A static report of one or more run directories: one self-contained HTML file plus a Markdown summary.
 
-The HTML has no scripts and no external URLs: charts are inline SVG drawn here. Several run directories
-are compared side by side, one line or bar per run, labelled by strategy and model. Everything taken
-from the records is HTML-escaped (and Markdown-escaped in the summary).
+The HTML needs no server and no network (no external URL; a content security policy allows nothing
+but its own inline style and script): charts are inline SVG drawn here, and a small script of its
+own (``report_app.js``) gives the per-episode view (question, every step with its thought, action,
+observation, exit code and reward, the reward parts, tags, tokens and cost), filters by outcome,
+tag, group and task id, and the run-vs-run comparison of flipped episodes. The episodes travel as
+data (:mod:`.report_data`) and only the rows in view are rendered, so 10,000 episodes stay fast.
+Several run directories are compared side by side, one line or bar per run, labelled by strategy and
+model. Everything taken from the records is HTML-escaped in the markup, Markdown-escaped in the
+summary, and put into the page as text by the script.
 
 Reading a run directory: ``trajectories.jsonl`` against the plan of its ``run.json`` by the rules of
 :mod:`.run_records`, exactly as a resume counts them (lines that are no record, duplicates and
@@ -30,7 +36,8 @@ from typing import Any
 
 from intercode_agents.errors import ConfigError
 from intercode_agents.runner.failure_modes import FAILURE_TAGS, failure_tags
-from intercode_agents.runner.metrics import EXCLUSION_REASONS, exclusion_reason, summarize, turns_used
+from intercode_agents.runner.metrics import EXCLUSION_REASONS, exclusion_reason, summarize
+from intercode_agents.runner.report_data import flips, natural, page_data, page_json
 from intercode_agents.runner.run_dir import RUN_JSON, TRAJECTORIES, read_run_settings
 from intercode_agents.runner.run_records import IgnoredRecord, RunPlan, read_run_records
 from intercode_agents.runner.summary_text import (
@@ -39,14 +46,15 @@ from intercode_agents.runner.summary_text import (
     excluded_by_reason,
     ignored_where,
 )
-from intercode_agents.trajectory import Trajectory
+from intercode_agents.trajectory import BUDGET_OUTCOMES, Trajectory
 
 TEMPLATE = Path(__file__).with_name("report_template.html")
+APP = Path(__file__).with_name("report_app.js")
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 CHART_WIDTH = 760
 GROUP_ORDER = ("env", "fs", "hardness", "db", "tag")  # the paper's groups first, in its order
 HARDNESS_ORDER = ("easy", "medium", "hard", "extra")  # Spider's levels
-OPEN_TASK_TABLE_UP_TO = 100  # rows; longer per-task tables start collapsed
+FLIPS_LISTED = 50  # flipped episodes listed per pair of runs in the Markdown summary
 
 TaskKey = tuple[str, str, int]  # env, task id, epoch
 
@@ -100,6 +108,7 @@ def load_run(directory: Path) -> Run:
         planned=plan.size if plan is not None else None,
         ignored=read.ignored_json(),
         tags_of=lambda t: tags[(t.env, t.task_id, t.epoch)],
+        epochs=plan.epochs if plan is not None else None,
     )
     return Run(directory, latest, read.ignored, len(read.superseded), summary, note, tags=tags)
 
@@ -137,15 +146,11 @@ def _usd(value: float | None) -> str:
     return f"${value:.4f}" if value >= 0.01 else f"${value:.6f}"
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" + ("" if count == 1 else "s")
-
-
 def _short(text: str, limit: int = 26) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _headline_rows(run: Run) -> list[tuple[str, str]]:
+def _headline_rows(run: Run, k_max: int = 1) -> list[tuple[str, str]]:
     s = run.summary
     outcomes, tokens, cost = s["outcomes"], s["tokens"], s["cost"]
     excluded = s["excluded"]["counts"]
@@ -163,7 +168,7 @@ def _headline_rows(run: Run) -> list[tuple[str, str]]:
         ("Recovery (solved on a later turn)", _pct(s["recovery"]["rate"])),
         ("Mean turns", _num(s["mean_turns"])),
         ("Error % (actions that failed to run)", _pct(s["error_rate"])),
-        *((f"Outcome {name}", _num(outcomes.get(name, 0))) for name in ("failed", "timeout")),
+        *((f"Outcome {name}", _num(outcomes.get(name, 0))) for name in ("failed", *BUDGET_OUTCOMES)),
         ("Tokens in / out", f"{_num(tokens['input'])} / {_num(tokens['output'])}"),
         (
             "Tokens per episode in / out",
@@ -177,6 +182,35 @@ def _headline_rows(run: Run) -> list[tuple[str, str]]:
         ),
         ("Recorded errors replaced by a retry", _num(run.superseded)),
         ("Records not counted (see below)", _num(len(run.ignored))),
+        *_epoch_rows(s, k_max),
+    ]
+
+
+def _most_epochs(runs: list[Run]) -> int:
+    return max(run.summary["epochs"]["k"] for run in runs)
+
+
+def _epoch_rows(summary: dict[str, Any], k_max: int) -> list[tuple[str, str]]:
+    """Rows for pass@1 .. pass@k_max (the most epochs of the runs compared), mean@k and the spread."""
+    block = summary["epochs"]
+    rows = []
+    for k in range(1, k_max + 1):
+        entry = block["pass_at_k"].get(str(k))
+        value = "n/a" if entry is None else f"{_pct(entry['value'])} ({entry['tasks']} tasks)"
+        rows.append((f"pass@{k} (unbiased estimator)", value))
+    spread = block["spread"]
+    return [
+        ("Samples per task (epochs)", str(block["k"])),
+        *rows,
+        (
+            "mean@k success / reward",
+            f"{_pct(block['mean_at_k']['success'])} / {_num(block['mean_at_k']['reward'], 3)}",
+        ),
+        (
+            "Tasks solved always / sometimes / never",
+            f"{spread['always_solved']} / {spread['sometimes_solved']} / {spread['never_solved']}",
+        ),
+        ("Mean per-task reward spread (std)", _num(spread["mean_reward_std"], 3)),
     ]
 
 
@@ -360,11 +394,7 @@ def _group_order(key: str) -> tuple[int, str]:
 
 
 def _value_order(value: str) -> tuple[int, list[Any]]:
-    return (HARDNESS_ORDER.index(value) if value in HARDNESS_ORDER else len(HARDNESS_ORDER), _natural(value))
-
-
-def _natural(text: str) -> list[Any]:
-    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", text)]
+    return (HARDNESS_ORDER.index(value) if value in HARDNESS_ORDER else len(HARDNESS_ORDER), natural(value))
 
 
 def _transpose(table: dict[str, list[float | None]]) -> list[list[float | None]]:
@@ -382,18 +412,6 @@ def _html_table(header: list[str], rows: list[list[str]], numeric: range | None 
         for row in rows
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _task_cell(traj: Trajectory | None, tags: list[str]) -> str:
-    if traj is None:
-        return '<td class="absent">—</td>'
-    excluded = exclusion_reason(traj)
-    css = "solved" if traj.solved else "error" if excluded else "failed"
-    reward = "n/a" if traj.reward is None else f"{traj.reward:.2f}"
-    notes = ["excluded: " + excluded.replace("_", " ")] if excluded else tags
-    tag_text = f'<div class="tags">{_e(", ".join(notes))}</div>' if notes else ""
-    turns = _plural(turns_used(traj), "turn")
-    return f'<td class="{css}">{_e(traj.outcome)} · reward {reward} · {turns}{tag_text}</td>'
 
 
 def _excluded_rows(runs: list[Run]) -> list[list[str]]:
@@ -426,6 +444,10 @@ def _runs_rows(runs: list[Run]) -> list[list[str]]:
     ]
 
 
+COMPARE_NOTE = (
+    "Episodes compare by task and epoch (the same seed). Flipped: solved in one run and not in the other; "
+    "episodes one run lacks or excluded compare in neither direction."
+)
 RUNS_HEADER = ["Run", "Directory", "Envs", "Reward mode", "Episodes", "Records not counted", "Plan from"]
 EXCLUDED_HEADER = ["Run", "Episode", "Why it is excluded", "Attempts", "Error"]
 IGNORED_HEADER = ["Run", "Record", "Why it is not counted"]
@@ -436,23 +458,6 @@ DENOMINATOR_NOTE = (
 )
 
 
-def _task_table(runs: list[Run]) -> str:
-    keys = sorted({k for run in runs for k in run.trajectories}, key=lambda k: (k[0], _natural(k[1]), k[2]))
-    rows = []
-    for key in keys:
-        first = next(run.trajectories[key] for run in runs if key in run.trajectories)
-        name = episode_name({"task_id": key[1], "epoch": key[2]})
-        groups = ", ".join(f"{k}={v}" for k, v in sorted(first.group.items()))
-        cells = "".join(_task_cell(run.trajectories.get(key), run.tags.get(key, [])) for run in runs)
-        rows.append(f"<tr><td>{_e(name)}</td><td>{_e(key[0])}</td><td>{_e(groups)}</td>{cells}</tr>")
-    head = "".join(f"<th>{_e(h)}</th>" for h in ["Task", "Env", "Group", *(r.label for r in runs)])
-    state = " open" if len(rows) <= OPEN_TASK_TABLE_UP_TO else ""
-    return (
-        f"<details{state}><summary>Per-task results ({len(rows)} tasks)</summary>"
-        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></details>"
-    )
-
-
 def _html_body(runs: list[Run]) -> str:
     legend = _legend(runs)
     parts = ["<h2>Runs</h2>"]
@@ -461,7 +466,8 @@ def _html_body(runs: list[Run]) -> str:
         row[0] = f'<span style="color:{run.color}">■</span> {row[0]}'
     parts.append(_html_table(RUNS_HEADER, run_rows, numeric=range(5, 6)))
     parts.append("<h2>Headline</h2>")
-    columns = [_headline_rows(run) for run in runs]
+    k_max = _most_epochs(runs)
+    columns = [_headline_rows(run, k_max) for run in runs]
     rows = [[_e(name), *(_e(col[i][1]) for col in columns)] for i, (name, _) in enumerate(columns[0])]
     parts.append(_html_table(["Metric", *(run.label for run in runs)], rows))
     parts.append(f'<p class="note">{_e(DENOMINATOR_NOTE)}</p>')
@@ -494,7 +500,11 @@ def _html_body(runs: list[Run]) -> str:
     parts += ['<h2 id="turns">Turns used (share of scored episodes)</h2>', legend]
     histogram = _turn_histograms(runs)
     parts.append(_column_chart(list(histogram), runs, _transpose(histogram), "turns histogram"))
-    parts += ['<h2 id="tasks">Tasks</h2>', _task_table(runs)]
+    parts += ['<h2 id="episodes">Episodes</h2>', '<div id="explorer"></div>']
+    if len(runs) > 1:
+        parts += ['<h2 id="compare-runs">Run vs run: flipped episodes</h2>', '<div id="compare"></div>']
+        parts.append(f'<p class="note">{_e(COMPARE_NOTE)}</p>')
+    parts.append('<noscript><p class="note">The episode view needs JavaScript.</p></noscript>')
     return "\n".join(parts)
 
 
@@ -516,12 +526,35 @@ def _share_rows(table: dict[str, list[float | None]], fmt: Callable[[float | Non
     return [[name, *(fmt(v) for v in values)] for name, values in table.items()]
 
 
+def _md_flips(runs: list[Run]) -> list[str]:
+    """The flipped episodes between the first run and each other one."""
+    lines: list[str] = []
+    for other in runs[1:]:
+        f = flips(runs[0], other)
+        lines += [f"## Flipped episodes: {_md(runs[0].label)} (A) vs {_md(other.label)} (B)", ""]
+        lines.append(
+            f"{len(f.gained)} solved only in B, {len(f.lost)} solved only in A; {f.both} solved in both, "
+            f"{f.neither} in neither; {f.only_one} not comparable (missing or excluded)."
+        )
+        lines.append("")
+        listed = [("solved only in B", k) for k in f.gained] + [("solved only in A", k) for k in f.lost]
+        if listed:
+            rows = [
+                [episode_name({"task_id": k[1], "epoch": k[2]}), k[0], why]
+                for why, k in listed[:FLIPS_LISTED]
+            ]
+            lines += _md_table(["Episode", "Env", "Flip"], rows)
+            if len(listed) > FLIPS_LISTED:
+                lines += [f"... and {len(listed) - FLIPS_LISTED} more (see the HTML report).", ""]
+    return lines
+
+
 def _markdown(runs: list[Run], generated: str) -> str:
     labels = [run.label for run in runs]
     lines = ["# intercode-agents report", "", generated, "", "## Runs", ""]
     lines += _md_table(RUNS_HEADER, _runs_rows(runs))
     lines += ["## Headline", ""]
-    columns = [_headline_rows(run) for run in runs]
+    columns = [_headline_rows(run, _most_epochs(runs)) for run in runs]
     lines += _md_table(
         ["Metric", *labels], [[n, *(c[i][1] for c in columns)] for i, (n, _) in enumerate(columns[0])]
     )
@@ -546,7 +579,10 @@ def _markdown(runs: list[Run], generated: str) -> str:
     lines += _md_table(["Tag", *labels], _share_rows(_failure_table(runs), _pct))
     lines += ["## Turns used (share of scored episodes)", ""]
     lines += _md_table(["Turns", *labels], _share_rows(_turn_histograms(runs), _pct))
-    lines.append("The HTML report next to this file has the charts and the per-task table.")
+    lines += _md_flips(runs)
+    lines.append(
+        "The HTML report next to this file has the charts, every episode's steps and the comparison."
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -585,7 +621,11 @@ def write_report(run_dirs: list[Path], out: Path | None = None) -> tuple[Path, P
     html_path, md_path = _output_paths([Path(d) for d in run_dirs], out)
     generated = f"Generated {time.strftime('%Y-%m-%d %H:%M:%S %Z')} from {len(runs)} run(s)."
     page = Template(TEMPLATE.read_text(encoding="utf-8")).substitute(
-        title="intercode-agents report", generated=_e(generated), body=_html_body(runs)
+        title="intercode-agents report",
+        generated=_e(generated),
+        body=_html_body(runs),
+        data=page_json(page_data(runs)),
+        app=APP.read_text(encoding="utf-8"),
     )
     html_path.write_text(page, encoding="utf-8")
     md_path.write_text(_markdown(runs, generated), encoding="utf-8")

@@ -25,9 +25,9 @@ SUMMARY = "summary.json"
 
 #: Settings that decide what a run's records mean; a resume must match them exactly.
 IDENTITY_KEYS = ("env", "tasks", "limit", "task_ids", "strategy", "strategy_settings", "model")
-IDENTITY_KEYS += ("model_settings", "turns", "reward", "seed", "epochs", "execution")
+IDENTITY_KEYS += ("model_settings", "model_options", "turns", "reward", "seed", "epochs", "execution")
 #: Identity settings added after the first release, as runs that predate them were made.
-IDENTITY_DEFAULTS: dict[str, Any] = {"epochs": 1, "execution": "session"}
+IDENTITY_DEFAULTS: dict[str, Any] = {"epochs": 1, "model_options": {}, "execution": "session"}
 
 
 TORN_LINE = "the torn end of a write cut short by a crash (a resume plays that episode again)"

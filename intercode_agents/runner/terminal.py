@@ -42,6 +42,27 @@ def _ignored_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     return [("records not counted", f"{len(ignored)}: " + "; ".join(ignored_text(r) for r in ignored))]
 
 
+def _epoch_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """pass@k, mean@k and the spread, for runs of several samples per task."""
+    block = summary.get("epochs") or {}
+    if (block.get("k") or 1) <= 1:
+        return []
+    passes = ", ".join(f"pass@{k} {_pct(v['value'])}" for k, v in block["pass_at_k"].items())
+    spread = block["spread"]
+    return [
+        (f"pass@k ({block['tasks']} tasks)", passes),
+        (
+            "mean@k success / reward",
+            f"{_pct(block['mean_at_k']['success'])} / {_num(block['mean_at_k']['reward'], 3)}",
+        ),
+        (
+            "tasks solved always / sometimes / never",
+            f"{spread['always_solved']} / {spread['sometimes_solved']} / {spread['never_solved']} "
+            f"(mean reward spread {_num(spread['mean_reward_std'], 3)})",
+        ),
+    ]
+
+
 def summary_table(summary: dict[str, Any], *, wall_s: float | None = None, new: int | None = None) -> Table:
     """The headline metrics of ``summary.json`` as a two-column table, with the success rate's
     denominator and every episode left out of it."""
@@ -75,6 +96,9 @@ def summary_table(summary: dict[str, Any], *, wall_s: float | None = None, new: 
         ("tokens in / out", f"{tokens['input']:,} / {tokens['output']:,}"),
         ("cost (USD)", "unknown" if cost["total_usd"] is None else f"{cost['total_usd']:.4f}"),
     ]
+    rows += _epoch_rows(summary)
+    if summary.get("stopped"):
+        rows.append(("stopped", summary["stopped"]))
     if wall_s is not None and new is not None:
         per_min = 60 * new / wall_s if wall_s > 0 else 0.0
         rows.append(("this session", f"{new} episodes in {wall_s:.1f} s ({per_min:.1f}/min)"))

@@ -44,11 +44,14 @@ async def run_episodes(
     on_done: Callable[[Trajectory], None] | None = None,
     envs: Sequence[Env] | None = None,
     retry: RetryPolicy = NO_RETRIES,
+    keep_going: Callable[[], bool] | None = None,
 ) -> list[Trajectory]:
     """Play ``episodes`` with at most ``concurrency`` at a time; return the trajectories in finish order.
 
     Each worker makes its own env and closes it at the end, unless ``envs`` are given: then one
     worker plays on each of them and leaves it open (its pools stay warm for the next call).
+    ``keep_going`` is asked before each episode starts; once it says False no more start (the run's
+    cost cap), and the episodes in flight finish.
     """
     queue: asyncio.Queue[Episode] = asyncio.Queue()
     for episode in episodes:
@@ -56,7 +59,7 @@ async def run_episodes(
     finished: list[Trajectory] = []
 
     async def play_all(env: Env) -> None:
-        while not queue.empty():
+        while not queue.empty() and (keep_going is None or keep_going()):
             episode = queue.get_nowait()
             traj = await play_with_retries(
                 lambda e=episode: player.play(env, e.task, e.seed), retry, episode.earlier

@@ -11,9 +11,11 @@ loading, a forced submit when ``solve`` returns without one, the episode deadlin
   when the task's gold cannot run, ``failed`` otherwise, and always ``failed`` when the agent
   destroyed its own sandbox (the env reports ``sandbox_lost`` instead of raising);
 - ``env_error`` when the env raises (the harness or the engine failed; the message is in ``error``),
-  ``model_error`` when the model provider keeps failing, ``timeout`` when ``episode_timeout_s``
-  passes. A model whose context window the episode filled is the agent's limit, not a provider
-  failure: the episode is submitted as it stands (``context["context_exhausted"]`` is set).
+  ``model_error`` when the model provider keeps failing; ``timeout``, ``tokens_exhausted`` or
+  ``cost_exhausted`` when a budget of the episode is spent (``episode_timeout_s``,
+  ``episode_max_tokens``, ``episode_max_cost_usd``: see :mod:`.budget`). A model whose context
+  window the episode filled is the agent's limit, not a provider failure: the episode is submitted
+  as it stands (``context["context_exhausted"]`` is set).
 
 The runner retries env and model errors (see :mod:`intercode_agents.runner.retries`).
 
@@ -35,19 +37,19 @@ from langchain_core.language_models import BaseChatModel
 
 from intercode_agents.envs.base import Env
 from intercode_agents.errors import ConfigError, UnknownTask
+from intercode_agents.models import describe_model, resolve_model
+from intercode_agents.strategies.budget import BudgetExhausted, EpisodeBudget, price_of
 from intercode_agents.strategies.config import StrategyConfig, build_config
 from intercode_agents.strategies.episode import ContextExhausted, EnvFailure, EpisodeRun
-from intercode_agents.strategies.model_calls import (
-    ModelCallFailed,
-    model_label,
-    model_settings,
-    resolve_model,
-)
+from intercode_agents.strategies.model_calls import ModelCallFailed
 from intercode_agents.strategies.prompts import PromptSet, load_prompts
 from intercode_agents.trajectory import Trajectory
 
 if TYPE_CHECKING:
     from intercode_agents.datasets import Task
+
+#: How a record names the model of an episode played without one (a user's agent with its own).
+NO_MODEL: dict[str, Any] = {"name": "agent-default", "settings": {}}
 
 
 class Strategy(ABC):
@@ -77,6 +79,13 @@ class Strategy(ABC):
             "max_turns": self.config.max_turns,
             "observation_limit": self.config.observation_limit,
             "history_turns": self.config.history_turns,
+            "budgets": {
+                "turns": self.config.max_turns,
+                "tokens": self.config.episode_max_tokens,
+                "cost_usd": self.config.episode_max_cost_usd,
+                "seconds": self.config.episode_timeout_s,
+                "shown_to_model": self.config.show_budget,
+            },
             "prompt_file": self.prompts.source,
             "config": self.config.model_dump(),
         }
@@ -84,7 +93,7 @@ class Strategy(ABC):
     async def run(
         self,
         env: Env,
-        model: BaseChatModel | str,
+        model: BaseChatModel | str | None,
         *,
         task_id: str | None = None,
         task: Task | None = None,
@@ -93,26 +102,30 @@ class Strategy(ABC):
     ) -> Trajectory:
         """Play one episode of ``task_id`` (or ``task``) on ``env`` with ``model``; never raises for
         env or model failures (they become the outcome), only for bad arguments."""
-        chat_model = resolve_model(model)
+        chat_model = self.resolve(model)
+        described = describe_model(chat_model) if chat_model is not None else NO_MODEL
         started, clock = time.time(), time.perf_counter()
         trajectory = Trajectory(
             task_id=task.id if task is not None else task_id or "",
             env=env.name,
             strategy=self.name,
-            model=model_name or model_label(model),
-            model_settings=model_settings(chat_model),
+            model=model_name or described["name"],
+            model_settings=described["settings"],
             seed=seed,
             reward_mode=env.reward_mode,
             execution=env.execution,
             context=self.context(),
             started_at=started,
         )
+        budget = self.budget(trajectory.model, started_at=clock)
         try:
             async with asyncio.timeout(self.config.episode_timeout_s):
-                await self._play(env, chat_model, trajectory, task_id=task_id, task=task)
+                await self._play(env, chat_model, trajectory, budget, task_id=task_id, task=task)
         except TimeoutError:
             trajectory.outcome = "timeout"
             trajectory.error = f"the episode took longer than {self.config.episode_timeout_s:g} s"
+        except BudgetExhausted as exc:
+            trajectory.outcome, trajectory.error = exc.outcome, str(exc)
         except ModelCallFailed as exc:
             trajectory.outcome, trajectory.error = "model_error", str(exc)
         except EnvFailure as exc:
@@ -122,11 +135,31 @@ class Strategy(ABC):
         trajectory.duration_s = time.perf_counter() - clock
         return trajectory
 
+    def resolve(self, model: BaseChatModel | str | None) -> BaseChatModel | None:
+        """The chat model of ``model`` (a spec or an instance); strategies that can play without one
+        (a user's agent that brings its own) return None for None."""
+        return resolve_model(model)  # type: ignore[arg-type]  # None is a ConfigError there
+
+    def budget(self, model_name: str, *, started_at: float | None = None) -> EpisodeBudget:
+        """The token, cost and time budgets of an episode of ``model_name`` (ConfigError when a cost
+        budget is set for a model without a known price)."""
+        cost = self.config.episode_max_cost_usd
+        budget = EpisodeBudget(
+            max_tokens=self.config.episode_max_tokens,
+            max_cost_usd=cost,
+            max_seconds=self.config.episode_timeout_s,
+            price=price_of(model_name) if cost is not None else None,
+        )
+        if started_at is not None:
+            budget.started = started_at
+        return budget
+
     async def _play(
         self,
         env: Env,
-        model: BaseChatModel,
+        model: BaseChatModel | None,
         trajectory: Trajectory,
+        budget: EpisodeBudget,
         *,
         task_id: str | None,
         task: Task | None,
@@ -138,10 +171,17 @@ class Strategy(ABC):
         except Exception as exc:
             raise EnvFailure(f"env reset failed: {type(exc).__name__}: {exc}") from exc
         trajectory.task_id = info.get("task_id", trajectory.task_id)
+        trajectory.question = query
         trajectory.group = dict(info.get("group") or {})
         trajectory.image_id = getattr(env, "image_id", None) or info.get("image")
         run = EpisodeRun(
-            env=env, model=model, config=self.config, prompts=self.prompts, trajectory=trajectory, query=query
+            env=env,
+            model=model,
+            config=self.config,
+            prompts=self.prompts,
+            trajectory=trajectory,
+            query=query,
+            budget=budget,
         )
         thought = None
         try:

@@ -28,7 +28,16 @@ class StrategyConfig(BaseModel):
     model_retries: int = Field(default=3, ge=0, description="retries of a model call on transient errors")
     retry_initial_wait_s: float = Field(default=1.0, ge=0)
     retry_max_wait_s: float = Field(default=30.0, ge=0)
-    episode_timeout_s: float | None = Field(default=None, gt=0, description="wall-clock limit of an episode")
+    episode_timeout_s: float | None = Field(
+        default=None, gt=0, description="wall-clock limit of an episode (its seconds budget; outcome timeout)"
+    )
+    episode_max_tokens: int | None = Field(
+        default=None, ge=1, description="input + output tokens per episode (outcome tokens_exhausted)"
+    )
+    episode_max_cost_usd: float | None = Field(
+        default=None, gt=0, description="estimated USD per episode, from the price table (cost_exhausted)"
+    )
+    show_budget: bool = Field(default=False, description="tell the model what is left after each action")
     prompt_file: str | None = Field(default=None, description="a YAML file replacing the shipped prompts")
 
 

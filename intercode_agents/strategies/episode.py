@@ -22,6 +22,7 @@ from langchain_core.prompts import PromptTemplate
 
 from intercode_agents.envs.base import Env
 from intercode_agents.errors import IntercodeError
+from intercode_agents.strategies.budget import EpisodeBudget
 from intercode_agents.strategies.config import StrategyConfig
 from intercode_agents.strategies.model_calls import ModelCallFailed, ModelReply, call_model, is_transient
 from intercode_agents.strategies.parsing import InvalidReply, ParsedAction, ParseResult, parse_reply
@@ -93,14 +94,16 @@ class EpisodeRun:
         self,
         *,
         env: Env,
-        model: BaseChatModel,
+        model: BaseChatModel | None,
         config: StrategyConfig,
         prompts: PromptSet,
         trajectory: Trajectory,
         query: str,
+        budget: EpisodeBudget | None = None,
     ) -> None:
         self.env, self.model, self.config, self.prompts = env, model, config, prompts
         self.trajectory = trajectory
+        self.budget = budget or EpisodeBudget()
         self.turns_used = 0
         self.turn_limit_reached = False
         self.actions: list[str] = []
@@ -133,6 +136,10 @@ class EpisodeRun:
     def done(self) -> bool:
         return self.env.done
 
+    def budget_notes(self) -> tuple[str, ...]:
+        """What is left of the budgets, for the model's observation (with ``show_budget``)."""
+        return (self.budget.note(self.trajectory, self.turns_left),) if self.config.show_budget else ()
+
     # -- prompts and the model ----------------------------------------------------------------
     def render(self, name: str, **values: Any) -> str:
         return self.prompts.render(name, **(self.values | {"turns_left": self.turns_left} | values))
@@ -156,7 +163,10 @@ class EpisodeRun:
     async def ask(self, messages: Sequence[BaseMessage], model: Any = None) -> ModelReply:
         """One model call (retried on transient errors); its tokens count towards the trajectory.
 
-        Raises :class:`ContextExhausted` when the prompt does not fit the model's context window."""
+        Raises :class:`~intercode_agents.strategies.budget.BudgetExhausted` when the episode's token or
+        cost budget is spent, and :class:`ContextExhausted` when the prompt does not fit the model's
+        context window."""
+        self.budget.check(self.trajectory)
         try:
             reply = await call_model(
                 model if model is not None else self.model,
@@ -229,7 +239,7 @@ class EpisodeRun:
             self.config.observation_limit,
             exit_code=info.get("exit_code"),
             timed_out=bool(info.get("timed_out")),
-            notes=(TURN_LIMIT_NOTE,) if turn_limit else (),
+            notes=((TURN_LIMIT_NOTE,) if turn_limit else ()) + self.budget_notes(),
         )
         reward = await self.evaluate() if score and kind == "action" else None
         step = Step(

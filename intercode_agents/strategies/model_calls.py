@@ -1,4 +1,7 @@
-"""Calling a chat model: retries on transient errors, token accounting, a readable model label."""
+"""Calling a chat model: retries on transient errors and token accounting.
+
+Model specs are resolved in one place, :func:`intercode_agents.models.resolve_model`.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable
 from tenacity import (
@@ -17,7 +19,7 @@ from tenacity import (
     wait_random,
 )
 
-from intercode_agents.errors import ConfigError, IntercodeError
+from intercode_agents.errors import IntercodeError
 
 # Class names (anywhere in the exception's MRO) of provider errors worth retrying.
 _TRANSIENT_MARKERS = (
@@ -102,45 +104,3 @@ async def call_model(
     if not isinstance(message, AIMessage):
         raise ModelCallFailed(f"the model answered with a {type(message).__name__}, not an AI message")
     return ModelReply(message, *_usage(message), attempts=attempts)
-
-
-def resolve_model(model: BaseChatModel | str) -> BaseChatModel:
-    """A chat model object, or one made from a ``provider:name`` string with ``init_chat_model``."""
-    if isinstance(model, BaseChatModel):
-        return model
-    if not isinstance(model, str) or ":" not in model:
-        raise ConfigError(
-            "model must be a BaseChatModel or a 'provider:name' string such as "
-            f"'openai:gpt-4o-mini', got {model!r}"
-        )
-    try:
-        from langchain.chat_models import init_chat_model
-    except ImportError as exc:
-        raise ConfigError(
-            "a model given by name needs the `langchain` package: pip install 'intercode-agents[agents]'"
-        ) from exc
-    try:
-        return init_chat_model(model)
-    except (ImportError, ValueError) as exc:
-        raise ConfigError(f"cannot create the chat model {model!r}: {exc}") from exc
-
-
-def model_label(model: BaseChatModel | str) -> str:
-    """A short name for the trajectory record (``provider:name`` strings are kept as given)."""
-    if isinstance(model, str):
-        return model
-    for attribute in ("model_name", "model", "model_id"):
-        value = getattr(model, attribute, None)
-        if isinstance(value, str) and value:
-            return value
-    return model._llm_type
-
-
-def model_settings(model: BaseChatModel) -> dict[str, Any]:
-    """Sampling settings worth recording, where the model exposes them."""
-    settings: dict[str, Any] = {}
-    for attribute in ("temperature", "top_p", "max_tokens", "seed"):
-        value = getattr(model, attribute, None)
-        if isinstance(value, int | float | str) and not isinstance(value, bool):
-            settings[attribute] = value
-    return settings

@@ -14,9 +14,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCa
 from langchain_core.tools import BaseTool
 
 from intercode_agents.errors import ConfigError
+from intercode_agents.models import describe_model
 from intercode_agents.strategies.base import Strategy
 from intercode_agents.strategies.episode import EnvFailure, EpisodeRun
-from intercode_agents.strategies.model_calls import ModelReply, model_label
+from intercode_agents.strategies.model_calls import ModelReply
 from intercode_agents.tools.env_tools import EnvToolkit, SubmitTool
 from intercode_agents.trajectory import Step
 
@@ -33,7 +34,7 @@ class ToolCalling(Strategy):
             bound = run.model.bind_tools(tools)
         except NotImplementedError as exc:
             raise ConfigError(
-                f"the model {model_label(run.model)} does not support tool calling (bind_tools); "
+                f"the model {describe_model(run.model)['name']} does not support tool calling (bind_tools); "
                 "use a text strategy such as react"
             ) from exc
         by_name = {tool.name: tool for tool in tools}
@@ -101,6 +102,9 @@ class ToolCalling(Strategy):
             run.record(step, reply)
             return
         run.turn_limit_reached = run.turn_limit_reached or bool(artifact.get("turn_limit_reached"))
+        notes = run.budget_notes()
+        if notes:  # the model reads what is left of its budgets after the output
+            content = message.content = content + "".join(f"\n[{note}]" for note in notes)
         run.actions.append(artifact["action"])
         run.observations.append(artifact["output"])
         step = Step(

@@ -1,0 +1,81 @@
+"""Several models in one command: the same run for each model, side by side, one directory per model.
+
+``run_models("bash", ["local", "openai:gpt-4o-mini"], out_dir=Path("runs/cmp"), strategy="react")``
+plays each model's run concurrently (each with the given concurrency) into ``runs/cmp/<model>/``,
+with one progress bar per model, and returns their results in the order given. Each run is an
+ordinary run directory (its own lock, records, resume); ``--resume`` resumes each of them. The
+comparison report over all of them is written by the caller (:func:`~.report.write_report`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from intercode_agents.errors import ConfigError, IntercodeError
+from intercode_agents.runner.eval import EvalResult, run_eval
+from intercode_agents.runner.progress import new_display
+
+
+def model_dir_name(spec: str) -> str:
+    """The folder of a model's run inside a comparison directory: its spec, made file-name safe."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", spec.strip()).strip("-.") or "model"
+
+
+def model_dirs(models: list[str], out_dir: Path) -> dict[str, Path]:
+    """Each model's run directory; ConfigError for a model given twice or two that share a folder."""
+    dirs: dict[str, Path] = {}
+    for spec in models:
+        if spec in dirs:
+            raise ConfigError(f"--model {spec} is given twice")
+        if spec.strip() == "human":
+            raise ConfigError("--model human cannot run side by side with other models: run it alone")
+        path = out_dir / model_dir_name(spec)
+        twin = next((other for other, p in dirs.items() if p == path), None)
+        if twin is not None:
+            raise ConfigError(f"--model {spec} and --model {twin} would share the folder {path}")
+        dirs[spec] = path
+    return dirs
+
+
+async def run_models(
+    env_name: str,
+    models: list[str],
+    *,
+    out_dir: Path,
+    progress: bool = True,
+    console: Console | None = None,
+    **settings: Any,
+) -> list[EvalResult]:
+    """Run ``env_name`` once per model, concurrently; ``settings`` are :func:`run_eval`'s other arguments."""
+    dirs = model_dirs(models, out_dir)
+    display = new_display(console) if progress else None
+    if display is not None:
+        display.start()
+    try:
+        async with asyncio.TaskGroup() as group:
+            runs = [
+                group.create_task(
+                    run_eval(
+                        env_name,
+                        model=spec,
+                        out_dir=dirs[spec],
+                        progress=progress,
+                        progress_display=display,
+                        console=console,
+                        **settings,
+                    )
+                )
+                for spec in models
+            ]
+    except BaseExceptionGroup as eg:
+        project = [e for e in eg.exceptions if isinstance(e, IntercodeError)]
+        raise (project or list(eg.exceptions))[0] from None
+    finally:
+        if display is not None:
+            display.stop()
+    return [run.result() for run in runs]
