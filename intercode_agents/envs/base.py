@@ -79,6 +79,8 @@ class Env(ABC):
     # How actions may run: "session" (a persistent session); Bash and CTF also "paper" (as the original).
     execution_modes: ClassVar[tuple[str, ...]] = ("session",)
     execution: str = "session"
+    # Folders holding the task's files, which the guards checkpoint and roll back (none by default).
+    task_dirs: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
