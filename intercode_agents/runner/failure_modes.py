@@ -40,7 +40,7 @@ from collections import Counter
 from itertools import pairwise
 from typing import Literal
 
-from intercode_agents.trajectory import Step, Trajectory, sandbox_lost
+from intercode_agents.trajectory import GUARD_KINDS, Step, Trajectory, sandbox_lost
 
 FAILURE_TAGS: tuple[str, ...] = (
     "action_churn",
@@ -73,6 +73,10 @@ def language_of(env: str) -> Language:
 
 
 def is_submit(step: Step) -> bool:
+    """A submit step (older records may only say so in the action); a submit the critic sent back
+    (kind "vetoed"), a refusal and a rollback are not."""
+    if step.kind in GUARD_KINDS:
+        return False
     return step.kind == "submit" or re.match(r"\s*submit\b", step.action, re.IGNORECASE) is not None
 
 
@@ -82,8 +86,9 @@ def is_bare_submit(step: Step) -> bool:
 
 
 def actions_of(traj: Trajectory) -> list[Step]:
-    """The steps that ran something, i.e. everything but submits."""
-    return [step for step in traj.steps if not is_submit(step)]
+    """The agent's actions: every step but submits, rollbacks and submits the critic sent back (an
+    action the guard refused is one)."""
+    return [step for step in traj.steps if not is_submit(step) and step.kind not in ("rollback", "vetoed")]
 
 
 # ---------------------------------------------------------------- action_churn
@@ -191,15 +196,20 @@ def _sql_destructive(action: str) -> bool:
     return any(_SQL_MUTATION.match(statement) for statement in code.split(";"))
 
 
+def destructive_action(action: str, language: Language, earlier_output: str) -> bool:
+    """Whether ``action`` deletes or overwrites state by the rules above (``earlier_output``: what the
+    episode printed before it, for the "seen" rule)."""
+    if language == "sql" and _sql_destructive(action):
+        return True
+    if language in ("bash", "ctf") and _bash_destructive(action, earlier_output):
+        return True
+    return language in ("python", "ctf") and _PY_DELETE.search(action) is not None
+
+
 def _destructive(traj: Trajectory, language: Language) -> bool:
     earlier_output = ""
     for step in actions_of(traj):
-        action = step.action
-        if language == "sql" and _sql_destructive(action):
-            return True
-        if language in ("bash", "ctf") and _bash_destructive(action, earlier_output):
-            return True
-        if language in ("python", "ctf") and _PY_DELETE.search(action):
+        if destructive_action(step.action, language, earlier_output):
             return True
         earlier_output += "\n" + step.observation
     return False
