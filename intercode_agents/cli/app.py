@@ -42,7 +42,14 @@ def friendly(fn: F) -> F:
 
 def _register() -> None:
     # Importing the command modules attaches their commands to `app`.
-    from intercode_agents.cli import data_cmds, image_cmds, model_cmds, rescore_cmds, run_cmds  # noqa: F401
+    from intercode_agents.cli import (  # noqa: F401
+        data_cmds,
+        image_cmds,
+        mcp_cmds,
+        model_cmds,
+        rescore_cmds,
+        run_cmds,
+    )
 
 
 def main() -> None:
