@@ -22,6 +22,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
 
 from intercode_agents.errors import ConfigError
 from intercode_agents.mcp_server.episodes import EpisodeError, EpisodeRegistry, ServerOptions
@@ -134,13 +135,20 @@ def http_server(tmp_path: Path):
 
 async def test_the_sdk_client_plays_a_gold_episode_over_http_with_a_bearer_token(http_server) -> None:
     url, token, records = http_server
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     async with httpx2.AsyncClient() as plain:
-        refused = await plain.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-    assert refused.status_code == 401
+        assert (await plain.post(url, json=request)).status_code == 401
+        wrong_header = {"Authorization": "Bearer nope"}
+        assert (await plain.post(url, json=request, headers=wrong_header)).status_code == 401
     wrong = create_mcp_http_client(headers={"Authorization": "Bearer nope"})
-    with pytest.raises(Exception, match="401"):
+    with pytest.raises(BaseException) as raised:  # the SDK reports the 401 as an error response
         async with Client(streamable_http_client(url, http_client=wrong)) as client:
             await client.list_tools()
+    assert (
+        raised.group_contains(MCPError)
+        if isinstance(raised.value, BaseExceptionGroup)
+        else (isinstance(raised.value, MCPError))
+    )
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
     async with Client(streamable_http_client(url, http_client=http)) as client:
         played = await play_gold(client, "sql", *SQL_GOLD)
