@@ -44,6 +44,8 @@ DENIED_CALLS: dict[str, str] = {
     "IS_USED_LOCK": "IS_USED_LOCK reads user-level locks",
     "MASTER_POS_WAIT": "MASTER_POS_WAIT waits on replication",
     "MASTER_GTID_WAIT": "MASTER_GTID_WAIT waits on replication",
+    "NEXTVAL": "NEXTVAL advances a sequence (a write)",
+    "SETVAL": "SETVAL sets a sequence (a write)",
 }
 
 
