@@ -65,7 +65,9 @@ def eval_cmd(
     strategy: Annotated[
         str | None,
         typer.Option(
-            "--strategy", "-s", help="try_again, react, plan_solve or tool_calling (not for gold/human)."
+            "--strategy",
+            "-s",
+            help="try_again, react, plan_solve, tool_calling, single_shot or guarded (not for gold/human).",
         ),
     ] = None,
     tasks: TasksOpt = None,
@@ -93,6 +95,14 @@ def eval_cmd(
         int | None, typer.Option(help="Seed recorded with each episode (and given to local).")
     ] = None,
     progress: ProgressOpt = True,
+    settings: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="A strategy setting KEY=VALUE (repeatable; VALUE is read as YAML), e.g. --set critic=false.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Evaluate a strategy and a model on an env's tasks; write records, a summary and a report.
 
@@ -109,6 +119,7 @@ def eval_cmd(
       intercode-agents eval bash --strategy react --model local --out runs/r1 --resume
       intercode-agents eval bash --strategy react --model local --out runs/r1 --resume --retry-errors 3
       intercode-agents eval bash -s try_again -m openai:gpt-4o-mini --tasks fs1 --execution paper
+      intercode-agents eval sql -s guarded -m local --tasks mini --set critic=false --set max_vetoes=1
     """
     from intercode_agents.runner.eval import choose_tasks, default_out_dir, run_eval
     from intercode_agents.runner.interrupt import Interrupted, run_interruptible
@@ -119,6 +130,9 @@ def eval_cmd(
     if direct and strategy:
         err_console.print(f"note: --model {model} drives the env directly; --strategy {strategy} is not used")
         strategy = None
+    strategy_settings = parse_settings(settings or [])
+    if strategy_settings and not strategy:
+        raise ConfigError("--set configures a strategy: pass --strategy too")
     if resume and out is None:
         raise ConfigError("--resume needs the run directory: pass --out DIR together with --resume")
     total = len(choose_tasks(env, tasks, limit))
@@ -126,6 +140,7 @@ def eval_cmd(
     argv = _eval_argv(
         env, model, strategy, tasks, limit, turns, concurrency, reward, seed, retry_errors, execution
     )
+    argv += [arg for item in settings or [] for arg in ("--set", item)]
     try:
         result = run_interruptible(
             lambda: run_eval(
@@ -144,6 +159,7 @@ def eval_cmd(
                 retry_errors=retry_errors,
                 progress=progress,
                 console=console,
+                strategy_settings=strategy_settings,
             )
         )
     except Interrupted as stop:
@@ -152,6 +168,22 @@ def eval_cmd(
     html, _ = write_report([result.out_dir])
     console.print(f"records: {result.out_dir / 'trajectories.jsonl'}", highlight=False)
     console.print(f"report:  {html}", highlight=False)
+
+
+def parse_settings(items: list[str]) -> dict[str, Any]:
+    """``--set KEY=VALUE`` options as strategy settings (each VALUE read as YAML: true, 3, a text)."""
+    import yaml
+
+    parsed: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set takes KEY=VALUE, got {item!r}")
+        try:
+            parsed[key.strip()] = yaml.safe_load(value) if value.strip() else None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"--set {key.strip()}: {value!r} is not a value ({exc})") from exc
+    return parsed
 
 
 def _eval_argv(
