@@ -140,10 +140,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--model", default="local", help="local (default), local:PATH.gguf or provider:model")
     parser.add_argument(
-        "--bash-limit", type=int, default=3, help="first N Bash test tasks (0: all 24; -1: none)"
+        "--bash-limit", type=int, default=2, help="first N Bash test tasks (0: all 24; -1: none)"
     )
-    parser.add_argument("--spider-limit", type=int, default=3, help="first N Spider dev tasks (0: none)")
-    parser.add_argument("--turns", type=int, default=3, help="turn budget per episode (B and C)")
+    parser.add_argument("--spider-limit", type=int, default=2, help="first N Spider dev tasks (0: none)")
+    parser.add_argument("--turns", type=int, default=2, help="turn budget per episode (B and C)")
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--architectures", default="A,B,C", help="a comma list of A, B, C")
     parser.add_argument("--seed", type=int, default=0)
