@@ -128,13 +128,14 @@ def http_server(tmp_path: Path):
         except OSError:
             assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
             time.sleep(0.2)
-    yield f"http://127.0.0.1:{port}/mcp", token, tmp_path
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=60)
+    yield f"http://127.0.0.1:{port}/mcp", token, tmp_path, proc
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
 
 
 async def test_the_sdk_client_plays_a_gold_episode_over_http_with_a_bearer_token(http_server) -> None:
-    url, token, records = http_server
+    url, token, records, proc = http_server
     request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     async with httpx2.AsyncClient() as plain:
         assert (await plain.post(url, json=request)).status_code == 401
@@ -161,10 +162,22 @@ async def test_the_sdk_client_plays_a_gold_episode_over_http_with_a_bearer_token
         )
         assert refused_act["action_type"] == "refused" and "DROP TABLE" in refused_act["guard"]["refusal"]
         data(await client.call_tool("end_episode", {"episode_id": episode}))
+        # an episode left open when the server stops is ended, recorded, and its containers removed
+        left_open = data(await client.call_tool("start_episode", {"env": "bash", "task_id": BASH_GOLD[0]}))
+        run_id = left_open["sandbox_run"]
+        assert labelled(run_id)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) in (0, 130)  # 130: stopped by a signal, as the CLI reports it
+    assert labelled(run_id) == []
     assert played["submitted"]["reward"] == pytest.approx(1.0)
-    lines = (records / "trajectories.jsonl").read_text().splitlines()
-    assert [json.loads(line)["outcome"] for line in lines] == ["solved", "failed"]
-    assert json.loads(lines[1])["steps"][0]["kind"] == "refused"
+    lines = [json.loads(line) for line in (records / "trajectories.jsonl").read_text().splitlines()]
+    assert [(r["task_id"], r["outcome"]) for r in lines] == [
+        (SQL_GOLD[0], "solved"),
+        (SQL_GOLD[0], "failed"),
+        (BASH_GOLD[0], "failed"),
+    ]
+    assert lines[1]["steps"][0]["kind"] == "refused"
+    assert lines[2]["error"] == "not submitted: the server is stopping"
 
 
 def test_a_wildcard_bind_needs_a_token() -> None:
