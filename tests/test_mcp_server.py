@@ -26,7 +26,7 @@ from mcp.shared.exceptions import MCPError
 
 from intercode_agents.errors import ConfigError
 from intercode_agents.mcp_server.episodes import EpisodeError, EpisodeRegistry, ServerOptions
-from intercode_agents.mcp_server.server import build_server, check_bind
+from intercode_agents.mcp_server.server import BearerAuth, build_server, check_bind
 from intercode_agents.sandbox.config import LABEL_RUN
 
 BASH_GOLD = (
@@ -288,3 +288,27 @@ def test_killing_the_client_leaves_no_container(tmp_path: Path) -> None:
     while labelled(run_id) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert labelled(run_id) == []
+
+
+async def test_the_bearer_check_covers_every_connection_but_the_lifespan() -> None:
+    reached: list[str] = []
+
+    async def inner(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        reached.append(scope["type"])
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def receive() -> dict[str, Any]:
+        return {}
+
+    auth = BearerAuth(inner, "s3cret")
+    await auth({"type": "websocket", "headers": []}, receive, send)
+    await auth({"type": "http", "headers": [(b"authorization", b"Bearer s3cre")]}, receive, send)
+    assert reached == [] and sent[0] == {"type": "websocket.close", "code": 1008}
+    assert sent[1]["status"] == 401
+    await auth({"type": "lifespan"}, receive, send)
+    await auth({"type": "http", "headers": [(b"authorization", b"Bearer s3cret")]}, receive, send)
+    assert reached == ["lifespan", "http"]

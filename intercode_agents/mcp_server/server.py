@@ -175,9 +175,13 @@ class BearerAuth:
         self.expected = f"Bearer {token}".encode()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope.get("type") == "http":
+        kind = scope.get("type")
+        if kind != "lifespan":  # every connection (http, websocket) shows the token
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not hmac.compare_digest(given, self.expected):
+                if kind != "http":
+                    await send({"type": "websocket.close", "code": 1008})
+                    return
                 body = json.dumps({"error": "a valid bearer token is required"}).encode()
                 await send(
                     {
