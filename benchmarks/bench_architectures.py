@@ -14,9 +14,10 @@ the destructive-mutation rate (changed; attempted), tokens and cost per resolved
 has no price: its cost is 0), and what the safeguards did. A comparison report (report.html and
 report.md over the six runs) is written to ``--out``.
 
-The default sample is small because the embedded model runs on the CPU here (about a minute per model
-call on the shared 2-core machine); its figures show that the architectures run and are measured the
-same way, not which one is better: for that, use more tasks (the flags) and a stronger model.
+The default sample (2 Bash test tasks, 2 Spider tasks, 2 turns) is small because the embedded model
+runs on the CPU (one to two minutes per model call on a shared 2-core machine, about 25-35 minutes in
+all); its figures show that the three architectures run and are measured the same way, not which one
+is better: for that, use more tasks and turns (the flags) and a stronger model.
 """
 
 from __future__ import annotations

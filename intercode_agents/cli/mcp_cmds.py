@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from intercode_agents.cli.app import app, friendly
 from intercode_agents.errors import ConfigError
+
+if TYPE_CHECKING:
+    from intercode_agents.mcp_server.episodes import ServerOptions
 
 TOKEN_ENV = "INTERCODE_AGENTS_MCP_TOKEN"
 
@@ -23,7 +26,7 @@ def mcp_cmd(
     ] = "stdio",
     host: Annotated[
         str, typer.Option(help="HTTP: the address to bind (another than loopback needs a token).")
-    ] = ("127.0.0.1"),
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="HTTP: the port.")] = 8765,
     path: Annotated[str, typer.Option(help="HTTP: the endpoint's path.")] = "/mcp",
     token: Annotated[
@@ -47,7 +50,7 @@ def mcp_cmd(
     ] = None,
     out: Annotated[
         Path | None, typer.Option(help="Append each ended episode's record to DIR/trajectories.jsonl.")
-    ] = (None),
+    ] = None,
 ) -> None:
     """Serve the envs as MCP tools: list_tasks, start_episode, act, evaluate, submit, rollback, end_episode.
 
@@ -88,11 +91,11 @@ def mcp_cmd(
     asyncio.run(_serve(options, transport, host, port, path, token or os.environ.get(TOKEN_ENV) or None))
 
 
-async def _serve(options: object, transport: str, host: str, port: int, path: str, token: str | None) -> None:
-    from intercode_agents.mcp_server.episodes import ServerOptions
+async def _serve(
+    options: ServerOptions, transport: str, host: str, port: int, path: str, token: str | None
+) -> None:
     from intercode_agents.mcp_server.server import check_bind, serve_http, serve_stdio
 
-    assert isinstance(options, ServerOptions)
     if transport == "stdio":
         await serve_stdio(options)
     else:
