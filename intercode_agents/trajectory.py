@@ -32,7 +32,10 @@ Outcome = Literal[
     "solved", "failed", "env_error", "timeout", "model_error", "corrupt", "tokens_exhausted", "cost_exhausted"
 ]
 #: ``message``: a model message that called no tool (an agent's text); it runs nothing and uses no turn.
-StepKind = Literal["action", "submit", "invalid", "message"]
+StepKind = Literal["action", "submit", "invalid", "message", "refused", "rollback", "vetoed"]
+#: Step kinds of the guards (see :mod:`intercode_agents.guards`): an action the guard refused before it
+#: ran, a rollback of the task files, a submit the critic sent back. None of them is a submit.
+GUARD_KINDS: tuple[StepKind, ...] = ("refused", "rollback", "vetoed")
 
 #: Outcomes that are the harness's or the provider's fault: retried, and excluded if they persist.
 RETRYABLE_OUTCOMES: tuple[Outcome, ...] = ("env_error", "model_error")
@@ -72,6 +75,23 @@ class Step(BaseModel):
     thought: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
+    # What the guards did at this step (all empty for unguarded episodes and older records):
+    guard_flags: list[str] = Field(default_factory=list)  # what the Bash guard saw the command may destroy
+    checkpoint: list[dict[str, Any]] | None = None  # task directories checkpointed before the action ran
+    rollback: dict[str, Any] | None = None  # a rollback: automatic after this action, or the rollback step's
+    refusal: str | None = None  # why the guard refused the action (kind "refused")
+    veto: str | None = None  # the critic's reasons for sending a submit back (kind "vetoed")
+
+
+class ModelUsage(BaseModel):
+    """Tokens a model other than the agent's spent on the episode (the guarded agent's critic)."""
+
+    role: str
+    model: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    calls: int = 0
+    cost_usd: float | None = None
 
 
 class FailedAttempt(BaseModel):
@@ -84,6 +104,7 @@ class FailedAttempt(BaseModel):
     cost_usd: float | None = None
     started_at: float = 0.0
     duration_s: float = 0.0
+    usage: list[ModelUsage] = Field(default_factory=list)
 
     @classmethod
     def of(cls, traj: Trajectory) -> FailedAttempt:
@@ -95,6 +116,7 @@ class FailedAttempt(BaseModel):
             cost_usd=traj.cost_usd,
             started_at=traj.started_at,
             duration_s=traj.duration_s,
+            usage=[u.model_copy() for u in traj.usage],
         )
 
 
@@ -125,6 +147,12 @@ class Trajectory(BaseModel):
     started_at: float = 0.0
     duration_s: float = 0.0
     retries: list[FailedAttempt] = Field(default_factory=list)
+    usage: list[ModelUsage] = Field(
+        default_factory=list
+    )  # other models' tokens (the critic's), not in the totals above
+    guards: dict[str, Any] = Field(
+        default_factory=dict
+    )  # the guard policy and what it did (guarded episodes)
 
     @property
     def turns(self) -> int:

@@ -102,10 +102,11 @@ def test_a_custom_prompt_file_overrides_env_texts(tmp_path: Path) -> None:
 
 
 def test_unknown_strategy_and_settings_list_the_choices() -> None:
-    with pytest.raises(ConfigError, match="choose one of plan_solve, react, tool_calling, try_again"):
+    every = "guarded, plan_solve, react, single_shot, tool_calling, try_again"
+    with pytest.raises(ConfigError, match=f"choose one of {every}"):
         get_strategy("reflexion")
     with pytest.raises(ConfigError, match=r"max_turn.*settings: max_turns"):
         get_strategy("react", max_turn=3)
     with pytest.raises(ConfigError, match="refine_turns"):
         get_strategy("plan_solve", refine_turns=-1)
-    assert available_strategies() == ["plan_solve", "react", "tool_calling", "try_again"]
+    assert available_strategies() == every.split(", ")

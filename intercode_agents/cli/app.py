@@ -46,6 +46,7 @@ def _register() -> None:
         data_cmds,
         eval_cmd,
         image_cmds,
+        mcp_cmds,
         model_cmds,
         rescore_cmds,
         run_cmds,

@@ -16,6 +16,7 @@ from intercode_agents.cli.run_cmds import (
     ProgressOpt,
     RewardOpt,
     TasksOpt,
+    parse_settings,
 )
 from intercode_agents.errors import ConfigError
 
@@ -45,7 +46,7 @@ def eval_argv(env: str, models: list[str], options: dict[str, Any]) -> list[str]
             argv.append(flag)
         elif isinstance(value, list | tuple):
             for item in value:
-                argv += [flag if name != "model_setting" else "-M", str(item)]
+                argv += [{"model_setting": "-M", "set": "--set"}.get(name, flag), str(item)]
         else:
             argv += [flag, str(value)]
     return argv
@@ -94,8 +95,8 @@ def eval_cmd(
         typer.Option(
             "--strategy",
             "-s",
-            help="try_again, react, plan_solve, tool_calling, or a Strategy subclass of yours as "
-            "PATH.py:Class or package.module:Class (not for gold/human).",
+            help="try_again, react, plan_solve, tool_calling, single_shot, guarded, or a Strategy "
+            "subclass of yours as PATH.py:Class or package.module:Class (not for gold/human).",
         ),
     ] = None,
     agent: Annotated[
@@ -162,6 +163,14 @@ def eval_cmd(
         bool, typer.Option(help="Tell the model what is left of its budgets after each action.")
     ] = False,
     progress: ProgressOpt = True,
+    strategy_setting: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="A strategy setting KEY=VALUE (repeatable; VALUE is read as YAML), e.g. --set critic=false.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Evaluate a strategy (or your own agent) and a model on an env's tasks; write records, a summary
     and a report.
@@ -185,6 +194,7 @@ def eval_cmd(
       intercode-agents eval bash --model gold --tasks bash/mini/* --out runs/gold-mini
       intercode-agents eval bash --strategy react --model local --out runs/r1 --resume --retry-errors 3
       intercode-agents eval bash -s try_again -m openai:gpt-4o-mini --tasks fs1 --execution paper
+      intercode-agents eval sql -s guarded -m local --tasks mini --set critic=false --set max_vetoes=1
     """
     from intercode_agents.models import parse_model_options
     from intercode_agents.runner.eval import EpisodeBudgets, choose_tasks, default_out_dir, run_eval
@@ -199,6 +209,9 @@ def eval_cmd(
             f"note: --model {models[0]} drives the env directly; --strategy {strategy} is unused"
         )
         strategy = None
+    strategy_settings = parse_settings(strategy_setting or [])
+    if strategy_settings and not strategy:
+        raise ConfigError("--set configures a strategy: pass --strategy too")
     if resume and out is None:
         raise ConfigError("--resume needs the run directory: pass --out DIR together with --resume")
     options = {
@@ -221,6 +234,7 @@ def eval_cmd(
         "max_cost_per_episode": max_cost_per_episode,
         "max_cost": max_cost,
         "show_budget": show_budget,
+        "set": list(strategy_setting or []),
     }
     settings = parse_model_options(options["model_setting"])
     for key, value in (("temperature", temperature), ("max_tokens", max_output_tokens)):
@@ -231,6 +245,7 @@ def eval_cmd(
     common: dict[str, Any] = {
         "strategy": strategy,
         "agent": agent,
+        "strategy_settings": strategy_settings,
         "model_settings": settings,
         "selector": tasks,
         "limit": limit,

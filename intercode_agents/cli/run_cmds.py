@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -28,6 +28,22 @@ ExecutionOpt = Annotated[
     ),
 ]
 INTERRUPTED_EXIT = 130
+
+
+def parse_settings(items: list[str]) -> dict[str, Any]:
+    """``--set KEY=VALUE`` options as strategy settings (each VALUE read as YAML: true, 3, a text)."""
+    import yaml
+
+    parsed: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set takes KEY=VALUE, got {item!r}")
+        try:
+            parsed[key.strip()] = yaml.safe_load(value) if value.strip() else None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"--set {key.strip()}: {value!r} is not a value ({exc})") from exc
+    return parsed
 
 
 @app.command("gold")

@@ -85,6 +85,8 @@ class Env(ABC):
         return image
 
     execution: str = "session"
+    # Folders holding the task's files, which the guards checkpoint and roll back (none by default).
+    task_dirs: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,

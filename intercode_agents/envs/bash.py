@@ -53,6 +53,7 @@ class BashEnv(PooledEnv):
     language = "bash"
     default_image = "bash"
     execution_modes = EXECUTION_MODES
+    task_dirs = ("/testbed",)
 
     def __init__(self, *, facts_cache: str = "disk", gold_timeout: float = 60.0, **kw: Any) -> None:
         super().__init__(**kw)

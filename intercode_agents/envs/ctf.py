@@ -21,6 +21,7 @@ class CtfEnv(BashEnv):
     language = "ctf"
     default_image = "ctf"
     submit_takes_argument = True
+    task_dirs = (WORKDIR,)
 
     async def _prepare(self, task: Task) -> None:
         if task.unavailable:

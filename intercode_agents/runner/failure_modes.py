@@ -46,7 +46,7 @@ from collections import Counter
 from itertools import pairwise
 from typing import Literal
 
-from intercode_agents.trajectory import BUDGET_OUTCOMES, Step, Trajectory, sandbox_lost
+from intercode_agents.trajectory import BUDGET_OUTCOMES, GUARD_KINDS, Step, Trajectory, sandbox_lost
 
 FAILURE_TAGS: tuple[str, ...] = (
     "action_churn",
@@ -84,6 +84,10 @@ _BARE_SUBMIT = re.compile(r"\W*(?:submit)?\W*", re.IGNORECASE)
 
 
 def is_submit(step: Step) -> bool:
+    """A submit step (older records may only say so in the action); a submit the critic sent back
+    (kind "vetoed"), a refusal and a rollback are not."""
+    if step.kind in GUARD_KINDS:
+        return False
     return step.kind == "submit" or _SUBMIT_WORD.match(step.action) is not None
 
 
@@ -98,8 +102,13 @@ def is_message(step: Step) -> bool:
 
 
 def actions_of(traj: Trajectory) -> list[Step]:
-    """The steps that ran something (or tried to), i.e. everything but submits and model messages."""
-    return [step for step in traj.steps if not is_submit(step) and not is_message(step)]
+    """The agent's actions: every step but submits, model messages, rollbacks and submits the critic
+    sent back (an action the guard refused is one)."""
+    return [
+        step
+        for step in traj.steps
+        if not is_submit(step) and not is_message(step) and step.kind not in ("rollback", "vetoed")
+    ]
 
 
 # ---------------------------------------------------------------- action_churn
@@ -207,15 +216,20 @@ def _sql_destructive(action: str) -> bool:
     return any(_SQL_MUTATION.match(statement) for statement in code.split(";"))
 
 
+def destructive_action(action: str, language: Language, earlier_output: str) -> bool:
+    """Whether ``action`` deletes or overwrites state by the rules above (``earlier_output``: what the
+    episode printed before it, for the "seen" rule)."""
+    if language == "sql" and _sql_destructive(action):
+        return True
+    if language in ("bash", "ctf") and _bash_destructive(action, earlier_output):
+        return True
+    return language in ("python", "ctf") and _PY_DELETE.search(action) is not None
+
+
 def _destructive(traj: Trajectory, language: Language) -> bool:
     earlier_output = ""
     for step in actions_of(traj):
-        action = step.action
-        if language == "sql" and _sql_destructive(action):
-            return True
-        if language in ("bash", "ctf") and _bash_destructive(action, earlier_output):
-            return True
-        if language in ("python", "ctf") and _PY_DELETE.search(action):
+        if destructive_action(step.action, language, earlier_output):
             return True
         earlier_output += "\n" + step.observation
     return False

@@ -36,6 +36,9 @@ Counting rules:
   and never solved).
 - **Failure modes** are shares of the scored unsolved episodes (failed, or stopped by a budget)
   carrying each tag of :mod:`failure_modes`; tags overlap, and ``none`` counts episodes with no tag.
+- **Completion, recovery within N turns, destructive mutations and the safeguards' counts** (the
+  columns of the guarded-agent comparison) follow :mod:`.safeguard_metrics`. Tokens and cost include
+  what the guarded agent's critic spent (``Trajectory.usage``), at the critic model's price.
 """
 
 from __future__ import annotations
@@ -53,6 +56,11 @@ from intercode_agents.runner.failure_modes import (
     failure_tags,
     is_bare_submit,
     is_message,
+)
+from intercode_agents.runner.safeguard_metrics import (
+    DEFAULT_RECOVERY_TURNS,
+    comparison_metrics,
+    safeguard_counts,
 )
 from intercode_agents.trajectory import (
     BUDGET_OUTCOMES,
@@ -134,18 +142,31 @@ def _attempts(traj: Trajectory) -> list[FailedAttempt]:
 
 
 def tokens_of(traj: Trajectory) -> tuple[int, int]:
-    """(input, output) tokens of all attempts: each one's totals, else the sum over its steps."""
+    """(input, output) tokens of all attempts: each one's totals, else the sum over its steps, plus
+    what other models (the critic) spent on them."""
     attempts = _attempts(traj)
-    return sum(a.input_tokens for a in attempts), sum(a.output_tokens for a in attempts)
+    extra = [u for a in attempts for u in a.usage]
+    return (
+        sum(a.input_tokens for a in attempts) + sum(u.input_tokens for u in extra),
+        sum(a.output_tokens for a in attempts) + sum(u.output_tokens for u in extra),
+    )
 
 
 def episode_cost(traj: Trajectory, prices: PriceTable) -> float | None:
-    """The cost of all attempts; None when any attempt's cost is unknown."""
+    """The cost of all attempts, the critic's tokens included (at its own model's price); None when
+    any part's cost is unknown."""
     total = 0.0
     for attempt in _attempts(traj):
         cost = attempt.cost_usd
         if cost is None:
             cost = cost_usd(traj.model, attempt.input_tokens, attempt.output_tokens, prices=prices)
+        for usage in attempt.usage:
+            extra = usage.cost_usd
+            if extra is None:
+                extra = cost_usd(
+                    usage.model or traj.model, usage.input_tokens, usage.output_tokens, prices=prices
+                )
+            cost = None if cost is None or extra is None else cost + extra
         if cost is None:
             return None
         total += cost
@@ -212,9 +233,11 @@ def _costs(trajs: list[Trajectory], solved: int, prices: PriceTable) -> dict[str
     costs = [episode_cost(t, prices) for t in trajs]
     unknown = sum(c is None for c in costs)
     total = None if unknown or not trajs else sum(c for c in costs if c is not None)
+    tokens = sum(sum(tokens_of(t)) for t in trajs)
     return {
         "total_usd": total,
         "per_solved_usd": total / solved if total is not None and solved else None,
+        "tokens_per_solved": tokens / solved if solved else None,
         "episodes_without_price": unknown,
         "prices_as_of": prices.as_of,
     }
@@ -259,6 +282,7 @@ def summarize(
     ignored: list[dict[str, Any]] | None = None,
     tags_of: Callable[[Trajectory], list[str]] = failure_tags,
     epochs: int | None = None,
+    recovery_turns: int = DEFAULT_RECOVERY_TURNS,
 ) -> dict[str, Any]:
     """Metrics of a run (JSON-safe; written as ``summary.json``). See the module docstring for the rules.
 
@@ -266,11 +290,14 @@ def summarize(
     records its directory held but did not count (each a dict with ``line``, ``task_id`` and ``why``).
     ``tags_of`` gives an episode's failure tags (a caller that already has them passes a lookup).
     ``epochs`` is the run's number of samples per task (its plan), for the ``epochs`` block.
+    ``recovery_turns`` is the N of "recovery within N turns" (:mod:`.safeguard_metrics`).
     """
     if turn_budget is not None and (isinstance(turn_budget, bool) or turn_budget < 1):
         raise ConfigError(f"turn_budget must be a positive number of turns, got {turn_budget!r}")
     if planned is not None and (isinstance(planned, bool) or planned < 0):
         raise ConfigError(f"planned must be a number of episodes, got {planned!r}")
+    if isinstance(recovery_turns, bool) or recovery_turns < 0:
+        raise ConfigError(f"recovery_turns must be a number of turns (0 or more), got {recovery_turns!r}")
     prices = prices or load_prices()
     scored = [t for t in trajs if is_scored(t)]
     solve_turns = [turn for t in scored if (turn := solve_turn(t)) is not None]
@@ -319,4 +346,6 @@ def summarize(
         "by_group": _by_group(trajs),
         "failure_modes": _failure_modes(scored, tags_of),
         "epochs": epochs_block(scored, epochs),
+        **comparison_metrics(scored, budget, recovery_turns),
+        "safeguards": safeguard_counts(trajs),
     }

@@ -1,12 +1,14 @@
 """Prompting strategies: a chat model plays one episode of an env and returns a Trajectory.
 
-``get_strategy(name, **settings)`` gives ``try_again``, ``react``, ``plan_solve`` or
-``tool_calling``; subclass :class:`Strategy` (and ``register_strategy``) for your own.
+``get_strategy(name, **settings)`` gives ``try_again``, ``react``, ``plan_solve``, ``tool_calling``,
+``single_shot`` (one action, then submit) or ``guarded`` (ReAct with the safeguards of
+:mod:`intercode_agents.guards`); subclass :class:`Strategy` (and ``register_strategy``) for your own.
 """
 
 from intercode_agents.strategies.base import Strategy
 from intercode_agents.strategies.config import StrategyConfig
 from intercode_agents.strategies.episode import EnvFailure, EpisodeRun, TurnResult
+from intercode_agents.strategies.guarded import Guarded, GuardedConfig
 from intercode_agents.strategies.model_calls import ModelCallFailed, call_model, is_transient
 from intercode_agents.strategies.parsing import InvalidReply, ParsedAction, parse_plan, parse_reply
 from intercode_agents.strategies.plan_solve import PlanSolve, PlanSolveConfig
@@ -14,12 +16,15 @@ from intercode_agents.strategies.prompts import PromptSet, load_prompts
 from intercode_agents.strategies.react import ReAct
 from intercode_agents.strategies.registry import available_strategies, get_strategy, register_strategy
 from intercode_agents.strategies.scripted import ScriptedChatModel
+from intercode_agents.strategies.single_shot import SingleShot
 from intercode_agents.strategies.tool_calling import ToolCalling
 from intercode_agents.strategies.try_again import TryAgain
 
 __all__ = [
     "EnvFailure",
     "EpisodeRun",
+    "Guarded",
+    "GuardedConfig",
     "InvalidReply",
     "ModelCallFailed",
     "ParsedAction",
@@ -28,6 +33,7 @@ __all__ = [
     "PromptSet",
     "ReAct",
     "ScriptedChatModel",
+    "SingleShot",
     "Strategy",
     "StrategyConfig",
     "ToolCalling",

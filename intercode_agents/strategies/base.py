@@ -69,6 +69,10 @@ class Strategy(ABC):
         self.prompts: PromptSet = load_prompts(self.prompt_set or self.name, self.config.prompt_file)
         self.prompts.require(*self.templates)
 
+    def episode(self, **parts: Any) -> EpisodeRun:
+        """The run object of one episode (a strategy may return a subclass, as ``guarded`` does)."""
+        return EpisodeRun(**parts)
+
     @abstractmethod
     async def solve(self, run: EpisodeRun) -> None:
         """Drive the episode until it is submitted or ``run.turns_left`` is 0."""
@@ -174,7 +178,7 @@ class Strategy(ABC):
         trajectory.question = query
         trajectory.group = dict(info.get("group") or {})
         trajectory.image_id = getattr(env, "image_id", None) or info.get("image")
-        run = EpisodeRun(
+        run = self.episode(
             env=env,
             model=model,
             config=self.config,
@@ -183,6 +187,7 @@ class Strategy(ABC):
             query=query,
             budget=budget,
         )
+        await run.begin()
         thought = None
         try:
             await self.solve(run)

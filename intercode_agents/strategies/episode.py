@@ -69,11 +69,26 @@ def context_full(exc: BaseException) -> bool:
     return False
 
 
+def guard_fields(info: dict[str, Any]) -> dict[str, Any]:
+    """The Step fields that say what the guards did (``info["guard"]`` of a guarded step)."""
+    guard = info.get("guard") or {}
+    return {
+        "guard_flags": list(guard.get("flags") or []),
+        "checkpoint": guard.get("checkpoint"),
+        "rollback": guard.get("rollback"),
+        "refusal": guard.get("refusal"),
+        "veto": guard.get("veto"),
+    }
+
+
+_STEP_KINDS = ("action", "invalid", "refused", "rollback")
+
+
 @dataclass(frozen=True)
 class TurnResult:
     """What one model turn led to; ``feedback`` is the observation as the model should see it."""
 
-    kind: str  # the step's kind: "action" | "submit" | "invalid"
+    kind: str  # the step's kind: "action" | "submit" | "invalid" | "refused" | "rollback" | "vetoed"
     feedback: str
     step: Step
     reward: float | None = None
@@ -126,6 +141,9 @@ class EpisodeRun:
         self.values["submit"] = _fill(texts.submit, self.values)
         if entry_point and texts.entry_point and f"`{entry_point}`" not in query:
             self.values["entry_point_note"] = "\n" + _fill(texts.entry_point, self.values)
+
+    async def begin(self) -> None:
+        """Called once the env was reset, before the strategy's ``solve`` (a hook for subclasses)."""
 
     # -- budget ---------------------------------------------------------------------------------
     @property
@@ -228,9 +246,9 @@ class EpisodeRun:
     ) -> TurnResult:
         """Run ``action``; with ``score`` also evaluate the state it leaves (Try Again)."""
         self.count_turn()
-        observation, _, _, turn_limit, info = await self._env_call("step", self.env.step(action))
+        observation, _, _, turn_limit, info = await self._env_call("step", self.env_step(action))
         self.turn_limit_reached = self.turn_limit_reached or turn_limit
-        kind = "invalid" if info.get("action_type") == "invalid" else "action"
+        kind = info.get("action_type") if info.get("action_type") in _STEP_KINDS else "action"
         if kind == "action":
             self.actions.append(action)
             self.observations.append(observation)
@@ -255,8 +273,16 @@ class EpisodeRun:
             output_truncated=bool(info.get("output_truncated")),
             timed_out=bool(info.get("timed_out")),
             thought=thought,
+            **guard_fields(info),
         )
         return TurnResult(kind, view.text, self.record(step, reply), reward=reward)
+
+    def env_step(
+        self, action: str, *, forced: bool = False
+    ) -> Awaitable[tuple[str, float, bool, bool, dict[str, Any]]]:
+        """The env's step for ``action`` (the guarded strategy puts its guard here). ``forced``: a submit
+        the strategy makes because the turns ran out."""
+        return self.env.step(action)
 
     async def evaluate(self) -> float:
         """The reward of the current state, as if submitted now; the episode goes on."""
@@ -280,7 +306,20 @@ class EpisodeRun:
         if not argument and self.env.submit_takes_argument:
             argument = self.submission_candidate()
         action = f"submit {argument}" if argument else "submit"
-        observation, reward, _, _, info = await self._env_call("submit", self.env.step(action))
+        observation, reward, done, _, info = await self._env_call(
+            "submit", self.env_step(action, forced=forced)
+        )
+        if not done and info.get("action_type") == "vetoed":
+            step = Step(
+                turn=self.turns_used,
+                kind="vetoed",
+                action=action,
+                observation=observation,
+                duration_s=float(info.get("duration_s") or 0.0),
+                thought=thought,
+                **guard_fields(info),
+            )
+            return TurnResult("vetoed", observation, self.record(step, reply))
         step = Step(
             turn=self.turns_used + (1 if forced else 0),
             kind="submit",

@@ -10,13 +10,17 @@ from typing import Any
 
 from intercode_agents.errors import ConfigError
 from intercode_agents.strategies.base import Strategy
+from intercode_agents.strategies.guarded import Guarded
 from intercode_agents.strategies.plan_solve import PlanSolve
 from intercode_agents.strategies.react import ReAct
+from intercode_agents.strategies.single_shot import SingleShot
 from intercode_agents.strategies.tool_calling import ToolCalling
 from intercode_agents.strategies.try_again import TryAgain
 from intercode_agents.user_code import load_object
 
-_REGISTRY: dict[str, type[Strategy]] = {cls.name: cls for cls in (TryAgain, ReAct, PlanSolve, ToolCalling)}
+_REGISTRY: dict[str, type[Strategy]] = {
+    cls.name: cls for cls in (TryAgain, ReAct, PlanSolve, ToolCalling, SingleShot, Guarded)
+}
 
 
 def available_strategies() -> list[str]:

@@ -4,7 +4,12 @@
 episode; ``SandboxToolkit(sandbox=sb)`` gives ``run_bash`` in a bare sandbox. The tools are async
 (``await tool.ainvoke(...)``), answer with content for the model and an artifact for programs, and
 turn every problem into a message for the model instead of an exception.
+
+``GuardMiddleware`` (in :mod:`intercode_agents.tools.guard_middleware`, which needs the ``langchain``
+package) puts the safeguards of :mod:`intercode_agents.guards` around these tools in ``create_agent``.
 """
+
+from typing import Any
 
 from intercode_agents.tools.env_tools import (
     EnvToolkit,
@@ -32,3 +37,11 @@ __all__ = [
     "tool_language",
     "truncate_middle",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("GuardMiddleware", "RollbackTool"):  # langchain (the agents extra) is imported on demand
+        from intercode_agents.tools import guard_middleware
+
+        return getattr(guard_middleware, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
