@@ -29,7 +29,7 @@ async def test_no_network_inside(bash_image):
 
 async def test_container_carries_isolation_defaults_and_labels(bash_image):
     async with Sandbox(bash_image, cmd=SLEEPER) as sb:
-        info = await sb.container.show()
+        info = await sb.backend.inspect(sb.id)
         host = info["HostConfig"]
         assert host["NetworkMode"] == "none"
         assert host["Memory"] > 0 and host["PidsLimit"] > 0 and host["CpuShares"] > 0

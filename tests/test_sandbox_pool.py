@@ -13,7 +13,8 @@ echo '{"ready": true}'
 while IFS= read -r line; do
   case "$line" in
     *hang*) sleep 100 ;;
-    *) printf '{"ok": true, "echo": %s}\n' "$line" ;;
+    *) id=$(printf '%s' "$line" | sed -n 's/.*"id": \([0-9]*\).*/\1/p')
+       printf '{"ok": true, "id": %s, "echo": %s}\n' "$id" "$line" ;;
   esac
 done
 """

@@ -27,6 +27,17 @@ ExecutionOpt = Annotated[
         help="How Bash/CTF actions run: session (a persistent shell) or paper (as the original ran them).",
     ),
 ]
+EnginesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--engines",
+        "--backend",
+        envvar="INTERCODE_ENGINES",
+        help="Where the sandboxes run: one engine or several, comma-separated, each [TYPE:]ADDRESS"
+        "[?slots=N] (unix:///run/d2.sock, tcp://127.0.0.1:2376, podman:unix:///run/podman/podman.sock). "
+        "Default: $INTERCODE_ENGINES, else the local Docker engine.",
+    ),
+]
 INTERRUPTED_EXIT = 130
 
 
@@ -93,6 +104,7 @@ def eval_cmd(
         int | None, typer.Option(help="Seed recorded with each episode (and given to local).")
     ] = None,
     progress: ProgressOpt = True,
+    engines: EnginesOpt = None,
 ) -> None:
     """Evaluate a strategy and a model on an env's tasks; write records, a summary and a report.
 
@@ -109,6 +121,7 @@ def eval_cmd(
       intercode-agents eval bash --strategy react --model local --out runs/r1 --resume
       intercode-agents eval bash --strategy react --model local --out runs/r1 --resume --retry-errors 3
       intercode-agents eval bash -s try_again -m openai:gpt-4o-mini --tasks fs1 --execution paper
+      intercode-agents eval bash -m gold --engines unix:///var/run/docker.sock,tcp://127.0.0.1:2376 -c 8
     """
     from intercode_agents.runner.eval import choose_tasks, default_out_dir, run_eval
     from intercode_agents.runner.interrupt import Interrupted, run_interruptible
@@ -144,14 +157,32 @@ def eval_cmd(
                 retry_errors=retry_errors,
                 progress=progress,
                 console=console,
+                engines=engines,
             )
         )
     except Interrupted as stop:
         raise _interrupted(stop.signame, run_dir, total, argv) from None
     console.print(summary_table(result.summary, wall_s=result.wall_s, new=result.new_episodes))
+    _print_engines(result.engines, result.engine_retries)
     html, _ = write_report([result.out_dir])
     console.print(f"records: {result.out_dir / 'trajectories.jsonl'}", highlight=False)
     console.print(f"report:  {html}", highlight=False)
+
+
+def _print_engines(engines: list[dict[str, Any]], retried: int) -> None:
+    """With several engines: each one's state at the end, and the episodes played again."""
+    if len(engines) < 2:
+        return
+    for e in engines:
+        state = "[red]not answering[/]" if e["down"] else "up"
+        latency = f", {e['latency_ms']} ms per call" if e["latency_ms"] is not None else ""
+        console.print(f"engine {e['engine']}: {state}, {e['slots']} slots{latency}", highlight=False)
+    if retried:
+        console.print(
+            f"{retried} attempt(s) ended in an env error (an engine that stopped answering, say) and "
+            "were played again; each episode is recorded once.",
+            highlight=False,
+        )
 
 
 def _eval_argv(
@@ -198,6 +229,7 @@ def gold_cmd(
         Path | None, typer.Option("--out", "-o", help="Keep the records in this run directory.")
     ] = None,
     progress: ProgressOpt = True,
+    engines: EnginesOpt = None,
 ) -> None:
     """Replay every selected task's gold answer through its env: it must score 1 (proves the envs).
 
@@ -224,6 +256,7 @@ def gold_cmd(
                 out_dir=out,
                 progress=progress and not as_json,
                 console=err_console if as_json else console,
+                engines=engines,
             )
         )
     except Interrupted as stop:
@@ -233,6 +266,7 @@ def gold_cmd(
         typer.echo(json.dumps(report.to_json(), indent=2, default=str))
     else:
         console.print(gold_view(report))
+        _print_engines(report.engines, report.engine_retries)
     if not report.ok:
         raise typer.Exit(1)
 
@@ -244,6 +278,7 @@ def replay_cmd(
     concurrency: ConcurrencyOpt = 4,
     as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable report.")] = False,
     progress: ProgressOpt = True,
+    engines: EnginesOpt = None,
 ) -> None:
     """Re-run the recorded actions in fresh envs and re-score them; list every reward that changed.
 
@@ -267,6 +302,7 @@ def replay_cmd(
                 concurrency=concurrency,
                 progress=progress and not as_json,
                 console=err_console if as_json else console,
+                engines=engines,
             )
         )
     except Interrupted as stop:
