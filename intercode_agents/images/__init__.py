@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from intercode_agents.images.base_image import BOOTSTRAP_BASE, DEBIAN_BASE
-from intercode_agents.images.builder import HASH_LABEL, BuildResult, build_images, copy_images
+from intercode_agents.images.builder import HASH_LABEL, BuildResult, build_images, copy_images, copy_refs
 from intercode_agents.images.catalog import IMAGE_PREFIX, ImageSpec, image_ref, known_images, load_catalog
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "ImageSpec",
     "build_images",
     "copy_images",
+    "copy_refs",
     "image_ref",
     "known_images",
     "load_catalog",

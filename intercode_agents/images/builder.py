@@ -211,23 +211,34 @@ def build_images(
 
 
 def copy_images(names: list[str], *, source: Any = None, target: Any) -> list[str]:
-    """Copy the images ``names`` (short names) from ``source``'s engine to ``target``'s, as one saved
-    stream loaded on the other side (so the image IDs stay the same). Returns the refs copied."""
+    """Copy the project images ``names`` (short names) from ``source``'s engine to ``target``'s."""
     from intercode_agents.images.catalog import image_ref
 
-    refs = [image_ref(name) for name in names]
+    return copy_refs([image_ref(name) for name in names], source=source, target=target)
+
+
+def copy_refs(refs: list[str], *, source: Any = None, target: Any) -> list[str]:
+    """Copy the images ``refs`` that ``target``'s engine lacks from ``source``'s, as one saved stream
+    loaded on the other side (so the image IDs stay the same). Returns the refs copied."""
     src, dst = resolve_backend(source).image_store(), resolve_backend(target).image_store()
     try:
         missing = [ref for ref in refs if src.inspect(ref) is None]
         if missing:
             raise ImageBuildError("copy", f"not built on the source engine: {', '.join(missing)}")
-        dst.load(src.save(refs))
-        for ref in refs:
-            if dst.inspect(ref) is None:
+        wanted = [ref for ref in refs if _id(dst, ref) != _id(src, ref)]
+        if wanted:
+            dst.load(src.save(wanted))
+        for ref in wanted:
+            if _id(dst, ref) is None:
                 raise ImageBuildError("copy", f"{ref} did not arrive on the target engine")
     except ImageStoreError as exc:
         raise ImageBuildError("copy", str(exc)) from None
     finally:
         src.close()
         dst.close()
-    return refs
+    return wanted
+
+
+def _id(store: ImageStore, ref: str) -> str | None:
+    found = store.inspect(ref)
+    return found.id if found else None

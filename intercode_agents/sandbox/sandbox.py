@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
+import hashlib
 import io
 import os
 import tarfile
@@ -40,7 +41,7 @@ from intercode_agents.sandbox.launcher import MAIN_COMMAND, Launcher
 from intercode_agents.sandbox.mount_changes import Entries as MountEntries
 from intercode_agents.sandbox.path_states import PathState, parse_probe_output, probe_command, read_states
 from intercode_agents.sandbox.placement import EngineSet
-from intercode_agents.sandbox.pristine import RUNTIME_SCRIPT, Fingerprint
+from intercode_agents.sandbox.pristine import ROOT_SCRIPT, RUNTIME_SCRIPT, Fingerprint
 from intercode_agents.sandbox.result import DEFAULT_OUTPUT_CAP, ExecResult, OutputCapture
 from intercode_agents.sandbox.shell import ShellSession
 from intercode_agents.sandbox.stream import KILL_TREE, ProcessStream
@@ -535,7 +536,10 @@ class Sandbox:
             except HostUnreadable:
                 pass
         if files is None:
-            files = frozenset(await self.diff())
+            root = await self.exec(["/bin/sh", "-c", ROOT_SCRIPT], timeout=120, output_cap=256 << 20)
+            if root.exit_code != 0 or root.truncated:
+                raise SessionDied(f"the sandbox's files could not be listed: {root.output[-300:]!r}")
+            files = (frozenset(await self.diff()), hashlib.sha256(root.output.encode()).hexdigest())
         launcher = self._launcher.stream.pid if self._launcher and self._launcher.stream else 0
         harness = ["1", str(launcher)] if launcher else ["1"]
         listing = await self.exec(

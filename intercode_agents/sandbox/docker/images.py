@@ -115,8 +115,12 @@ class DockerImageStore:
         return None
 
     def save(self, refs: Iterable[str]) -> Iterator[bytes]:
+        # docker-py saves one image a call; the Engine API's ``/images/get?names=...`` saves several
+        # with their shared layers once (docker-py's own request helpers, for its session and errors).
         try:
-            yield from self.api.get_image(list(refs), chunk_size=1 << 20)
+            response = self.api._get(self.api._url("/images/get"), params={"names": list(refs)}, stream=True)
+            self.api._raise_for_status(response)
+            yield from response.iter_content(chunk_size=1 << 20)
         except docker.errors.APIError as exc:
             raise ImageStoreError(exc.explanation or str(exc)) from None
 

@@ -42,10 +42,9 @@ def engine_view(changes: list) -> set[tuple[str, str]]:
     return {(c.path, c.kind) for c in changes}
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="reading the engine's storage needs root on its host")
-async def test_overlay_changes_equal_the_engine_api_for_every_kind_of_change(bash_image):
-    async with Sandbox(bash_image, cmd=SLEEPER) as sb:
-        assert sb.diff_source == "overlay"
+async def test_overlay_changes_equal_the_engine_api_for_every_kind_of_change(bash_image, backend, fast_paths):
+    async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
+        assert sb.diff_source == ("overlay" if fast_paths else "engine")
         assert await sb.diff() == []
         result = await sb.exec(OPERATIONS, timeout=60)
         assert result.exit_code == 0, result.output
@@ -56,22 +55,22 @@ async def test_overlay_changes_equal_the_engine_api_for_every_kind_of_change(bas
         assert ("/work/a/b/c", "A") in fast and ("/usr/share/common-licenses/Apache-2.0", "D") in fast
 
 
-async def test_the_engine_source_gives_the_same_answer_and_bad_sources_are_refused(bash_image):
-    async with Sandbox(bash_image, cmd=SLEEPER, diff_source="engine") as sb:
+async def test_the_engine_source_gives_the_same_answer_and_bad_sources_are_refused(bash_image, backend):
+    async with Sandbox(bash_image, backend=backend, cmd=SLEEPER, diff_source="engine") as sb:
         assert sb.diff_source == "engine"
         await sb.exec("echo hi > /tmp/new; rm /etc/issue")
         assert engine_view(await sb.diff()) >= {("/tmp/new", "A"), ("/etc/issue", "D")}
     with pytest.raises(ConfigError, match="diff_source"):
-        Sandbox(bash_image, diff_source="guess")
+        Sandbox(bash_image, backend=backend, diff_source="guess")
     with pytest.raises(ConfigError, match="launcher"):
-        Sandbox(bash_image, launcher="sometimes")
+        Sandbox(bash_image, backend=backend, launcher="sometimes")
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="reading the engine's storage needs root on its host")
-async def test_a_folder_changed_and_changed_back_is_not_pristine(bash_image):
+async def test_a_folder_changed_and_changed_back_is_not_pristine(bash_image, backend):
     """Docker's change list calls this container unchanged, yet `du` and `ls -l` tell it apart."""
     probe = "stat -c '%h links, %b blocks' /srv"
-    async with SandboxPool(bash_image, size=1, cmd=SLEEPER) as pool:
+    async with SandboxPool(bash_image, backend=backend, size=1, cmd=SLEEPER) as pool:
         sb = await pool.acquire(trusted=True)
         before = (await sb.exec(probe)).output
         await sb.exec("touch /srv/tmp && rm /srv/tmp")
@@ -84,8 +83,11 @@ async def test_a_folder_changed_and_changed_back_is_not_pristine(bash_image):
             assert (await fresh.exec(probe)).output == before
 
 
-async def test_process_lists_from_the_cgroup_and_from_top_agree(bash_image):
-    async with Sandbox(bash_image, cmd=SLEEPER) as sb, Sandbox(bash_image, cmd=SLEEPER) as other:
+async def test_process_lists_from_the_cgroup_and_from_top_agree(bash_image, backend):
+    async with (
+        Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb,
+        Sandbox(bash_image, backend=backend, cmd=SLEEPER) as other,
+    ):
         await sb.exec("nohup sleep 300 >/dev/null 2>&1 &")
         mine = await sb.processes()
         with sb.slow_paths():  # ask the engine instead
