@@ -74,6 +74,8 @@ class JsonSession:
             info = _parse(line)
             if info is not None and "ready" in info:
                 break
+            if loop.time() >= deadline:
+                raise TimeoutError  # (endless lines that never say ready)
         self.ready_info = info
         if not self.ready_info.get("ready"):
             raise SessionDied(f"helper {self._argv[0]} failed to start: {self.ready_info.get('error', line)}")
@@ -105,6 +107,8 @@ class JsonSession:
                     # its output, say) are skipped; the deadline bounds the wait whatever comes.
                     if response is not None and response.get("id") == self._next_id:
                         return response
+                    if loop.time() >= deadline:
+                        raise TimeoutError  # (a writer whose lines never stop coming)
             except TimeoutError:
                 await self._restart()
                 return {

@@ -195,6 +195,8 @@ class ProcessStream:
                 return buf[:nl].decode("utf-8", errors="replace")
             if len(buf) > limit:
                 raise SessionDied(f"a line of output exceeded {limit} bytes")
+            if buf and loop.time() >= deadline:
+                raise TimeoutError  # (output that keeps coming without a newline)
             chunk = await self.read(max(deadline - loop.time(), 0.001))
             if chunk is None:
                 tail = self.stderr_tail.decode("utf-8", errors="replace").strip()

@@ -7,14 +7,15 @@ import asyncio
 from intercode_agents.sandbox import RUN_ID, Sandbox, SandboxPool
 from tests.docker_helpers import SLEEPER, containers_of_run
 
-# A JSON-lines helper written in sh: echoes requests, hangs on demand.
+# A JSON-lines helper written in sh: echoes requests (and their id, as the protocol asks), hangs on
+# demand.
 ECHO_HELPER = r"""
 echo '{"ready": true}'
 while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed 's/.*"id": \([0-9]*\).*/\1/')
   case "$line" in
     *hang*) sleep 100 ;;
-    *) id=$(printf '%s' "$line" | sed -n 's/.*"id": \([0-9]*\).*/\1/p')
-       printf '{"ok": true, "id": %s, "echo": %s}\n' "$id" "$line" ;;
+    *) printf '{"ok": true, "id": %s, "echo": %s}\n' "$id" "$line" ;;
   esac
 done
 """
