@@ -73,10 +73,14 @@ done
 # whose writable layer cannot be read from this host: every entry with its type, mode, owner, size,
 # blocks, link count and modification and change times. Docker's change list misses a folder whose
 # content changed and changed back (a file made and deleted in it), but not its change time, which
-# no process can set back. It runs only in sandboxes where nothing but the harness ran.
+# no process can set back. Mount points (``/proc``, ``/dev``, bind-mounted files) are left out: their
+# own entry is the mounted file system's root (``/proc``'s link count is the number of processes),
+# and their content is the other channels'. It runs only in sandboxes where nothing but the harness ran.
 ROOT_SCRIPT = r"""
 export LC_ALL=C
-find / -xdev -printf '%p|%y|%m|%U|%G|%s|%b|%n|%T@|%C@|%l\n' 2>&1 | sort
+root=$(stat -c %d /)
+find / -xdev -printf '%D|%p|%y|%m|%U|%G|%s|%b|%n|%T@|%C@|%l\n' 2>&1 \
+  | awk -F'|' -v d="$root" '$1 == d || NF < 12' | sort
 """
 
 
