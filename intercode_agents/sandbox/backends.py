@@ -62,6 +62,8 @@ class PodmanConfig(BackendConfig):
 
     type: Literal["podman"] = "podman"
     host: str = "unix:///run/podman/podman.sock"
+    nofile: int = 1024  # the rlimits named with the disk guard's (see sandbox/docker/podman.py)
+    nproc: int = 4096
 
 
 def _docker(config: DockerConfig) -> Backend:
@@ -73,7 +75,9 @@ def _docker(config: DockerConfig) -> Backend:
 def _podman(config: PodmanConfig) -> Backend:
     from intercode_agents.sandbox.docker.podman import PodmanBackend
 
-    return PodmanBackend(config.host, name=config.name, slots=config.slots)
+    return PodmanBackend(
+        config.host, name=config.name, slots=config.slots, nofile=config.nofile, nproc=config.nproc
+    )
 
 
 class _Kind:

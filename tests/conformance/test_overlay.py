@@ -10,6 +10,21 @@ from intercode_agents.errors import ConfigError
 from intercode_agents.sandbox import Sandbox, SandboxPool
 from tests.docker_helpers import SLEEPER
 
+# Known differences of Podman's change list (GET /containers/{id}/changes) that the adapter does not
+# handle yet: marked expected failures (strict, so a fix shows) rather than hidden.
+PODMAN_CHANGES = {
+    "every_kind": "Podman's change list fails with a 500 when a file replaced a folder (stat .../inner:"
+    " not a directory)",
+    "changed_back": "Podman's change list reports a folder whose content changed and changed back as"
+    " changed; Docker's does not",
+}
+
+
+def _known_podman_difference(backend, request: pytest.FixtureRequest, key: str) -> None:
+    if backend.type == "podman":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=PODMAN_CHANGES[key]))
+
+
 # Every kind of change the Engine API distinguishes: new files and folders (and what is inside a new
 # folder), edits, mode and owner changes, deletions of files and of whole folders, a folder deleted
 # and made again, a file replaced by a folder and a folder by a file, symlinks, a hard link, a fifo,
@@ -42,7 +57,10 @@ def engine_view(changes: list) -> set[tuple[str, str]]:
     return {(c.path, c.kind) for c in changes}
 
 
-async def test_overlay_changes_equal_the_engine_api_for_every_kind_of_change(bash_image, backend, fast_paths):
+async def test_overlay_changes_equal_the_engine_api_for_every_kind_of_change(
+    bash_image, backend, fast_paths, request
+):
+    _known_podman_difference(backend, request, "every_kind")
     async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
         assert sb.diff_source == ("overlay" if fast_paths else "engine")
         assert await sb.diff() == []
@@ -67,8 +85,9 @@ async def test_the_engine_source_gives_the_same_answer_and_bad_sources_are_refus
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="reading the engine's storage needs root on its host")
-async def test_a_folder_changed_and_changed_back_is_not_pristine(bash_image, backend):
+async def test_a_folder_changed_and_changed_back_is_not_pristine(bash_image, backend, request):
     """Docker's change list calls this container unchanged, yet `du` and `ls -l` tell it apart."""
+    _known_podman_difference(backend, request, "changed_back")
     probe = "stat -c '%h links, %b blocks' /srv"
     async with SandboxPool(bash_image, backend=backend, size=1, cmd=SLEEPER) as pool:
         sb = await pool.acquire(trusted=True)

@@ -106,13 +106,24 @@ def _closer(*clients: aiodocker.Docker) -> object:
     return agen
 
 
+# How an engine says an exec cannot start because the container stopped: Docker with a 409, Podman with
+# a 500 (which must not be retried as a transient server error).
+_STOPPED = (
+    (409, "is not running"),
+    (409, "container state improper"),
+    (500, "can only create exec sessions on running containers"),
+)
+
+
 def _stopped(exc: BaseException) -> bool:
-    return isinstance(exc, aiodocker.DockerError) and exc.status == 409 and "is not running" in str(exc)
+    return isinstance(exc, aiodocker.DockerError) and any(
+        exc.status == status and text in str(exc) for status, text in _STOPPED
+    )
 
 
 def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, aiodocker.DockerError):
-        return exc.status >= 500 or (exc.status == 409 and not _stopped(exc))
+        return not _stopped(exc) and (exc.status >= 500 or exc.status == 409)
     return isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError) and not isinstance(
         exc, aiohttp.ClientConnectorError
     )
