@@ -3,8 +3,9 @@
 The machine's Docker engine and a second dockerd (``tests/engines.py``) share the run. When half the
 records are written, the second dockerd is killed (SIGKILL, as a host that vanishes). Its in-flight
 episodes are harness faults, retried on the engine that still answers: the run completes, every task
-is recorded once and solved, none is an agent failure, the engine that answered holds no container of
-the run, and once the killed engine is back, ``cleanup --all`` on it leaves it empty too.
+is recorded once and solved (but for the golds whose output depends on the moment), none is an agent
+failure, the engine that answered holds no container of the run, and once the killed engine is
+back, ``cleanup --all`` on it leaves it empty too.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from intercode_agents.runner.run_dir import TRAJECTORIES
 from intercode_agents.sandbox import RUN_ID, cleanup_containers, resolve_backend
 from intercode_agents.sandbox.config import LABEL_RUN
 from tests import engines
+from tests.test_gold_replay import BASH_VOLATILE
 
 TASKS, HALF = 50, 25
 
@@ -69,7 +71,8 @@ async def test_an_engine_killed_mid_run_has_its_episodes_retried_on_the_other(se
 
     ids = [r.task_id for r in result.records]
     assert sorted(ids) == sorted(t.id for t in tasks)  # every task recorded, once
-    assert all(r.reward == 1.0 for r in result.records), [r.task_id for r in result.records if r.reward != 1]
+    unsolved = [r.task_id for r in result.records if r.reward != 1.0 and r.task_id not in BASH_VOLATILE]
+    assert unsolved == []
     assert result.engine_retries >= 1  # the killed engine's in-flight episodes were played again
     assert len(result.engines) == 2, result.engines
 

@@ -66,7 +66,7 @@ def test_spider_golds_score_one_except_the_broken_ones():
     assert ids(report, "failed") == set(), report["failed"]
     assert ids(report, "corrupt") <= SPIDER_CORRUPT
     for entry in report["corrupt"]:
-        assert entry["reward"] == 0.0  # a failing gold is never a free win
+        assert entry["reward"] is None and entry["outcome"] == "corrupt"  # unscored, never a free win
 
 
 def test_mbpp_sample_golds_score_one():
