@@ -137,7 +137,8 @@ def start(name: str) -> ExtraEngine:
             f"unix://{engine.socket}",
         ]
         env = dict(os.environ, CONTAINERS_CONF=str(conf))
-    proc = subprocess.Popen(argv, stdout=log, stderr=log, env=env, start_new_session=True)
+    # In the state folder: Podman's conmon writes files (an ``oom`` marker) into its working folder.
+    proc = subprocess.Popen(argv, stdout=log, stderr=log, env=env, cwd=STATE, start_new_session=True)
     engine.pidfile.write_text(str(proc.pid)) if name == "podman" else None
     _wait(engine, proc)
     return engine
