@@ -38,12 +38,20 @@ class EngineTimeout(IntercodeError):
 class ImageMissing(IntercodeError):
     """A sandbox image is not present in the engine."""
 
-    def __init__(self, image: str) -> None:
+    def __init__(self, image: str, engine: str | None = None) -> None:
         self.image = image
-        super().__init__(
-            f"image {image!r} is not built. Build it with `intercode-agents images build` "
-            "(or `intercode-agents images build <name>` for just this one)."
-        )
+        self.engine = engine
+        if engine is None:
+            super().__init__(
+                f"image {image!r} is not built. Build it with `intercode-agents images build` "
+                "(or `intercode-agents images build <name>` for just this one)."
+            )
+        else:
+            super().__init__(
+                f"image {image!r} is not on engine {engine}. Copy it there with `intercode-agents "
+                f"images copy --to {engine}` or build it there with `intercode-agents images build "
+                f"--engine {engine}`."
+            )
 
 
 class SessionDied(IntercodeError):

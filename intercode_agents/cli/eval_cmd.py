@@ -12,11 +12,13 @@ from intercode_agents.cli.app import app, console, err_console, friendly
 from intercode_agents.cli.run_cmds import (
     INTERRUPTED_EXIT,
     ConcurrencyOpt,
+    EnginesOpt,
     ExecutionOpt,
     ProgressOpt,
     RewardOpt,
     TasksOpt,
     parse_settings,
+    print_engines,
 )
 from intercode_agents.errors import ConfigError
 
@@ -163,6 +165,7 @@ def eval_cmd(
         bool, typer.Option(help="Tell the model what is left of its budgets after each action.")
     ] = False,
     progress: ProgressOpt = True,
+    engines: EnginesOpt = None,
     strategy_setting: Annotated[
         list[str] | None,
         typer.Option(
@@ -195,6 +198,7 @@ def eval_cmd(
       intercode-agents eval bash --strategy react --model local --out runs/r1 --resume --retry-errors 3
       intercode-agents eval bash -s try_again -m openai:gpt-4o-mini --tasks fs1 --execution paper
       intercode-agents eval sql -s guarded -m local --tasks mini --set critic=false --set max_vetoes=1
+      intercode-agents eval bash -m gold --engines unix:///var/run/docker.sock,tcp://127.0.0.1:2376 -c 8
     """
     from intercode_agents.models import parse_model_options
     from intercode_agents.runner.eval import EpisodeBudgets, choose_tasks, default_out_dir, run_eval
@@ -235,6 +239,7 @@ def eval_cmd(
         "max_cost": max_cost,
         "show_budget": show_budget,
         "set": list(strategy_setting or []),
+        "engines": engines,
     }
     settings = parse_model_options(options["model_setting"])
     for key, value in (("temperature", temperature), ("max_tokens", max_output_tokens)):
@@ -263,6 +268,7 @@ def eval_cmd(
         "max_cost_usd": max_cost,
         "progress": progress,
         "console": console,
+        "engines": engines,
     }
     total = len(choose_tasks(env, tasks, limit)) * epochs
     label = strategy or ("agent" if agent else "direct")
@@ -291,6 +297,7 @@ def _finish(results: list[Any], run_dir: Path, several: bool, argv: list[str]) -
         if several:
             console.print(f"[bold]{result.out_dir.name}[/]", highlight=False)
         console.print(summary_table(result.summary, wall_s=result.wall_s, new=result.new_episodes))
+        print_engines(result.engines, result.engine_retries)
         console.print(f"records: {result.out_dir / 'trajectories.jsonl'}", highlight=False)
         if result.stopped:
             err_console.print(f"[yellow]stopped:[/] {result.stopped}", highlight=False)

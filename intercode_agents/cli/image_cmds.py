@@ -13,6 +13,17 @@ images_app = typer.Typer(help="Build and list the project's sandbox images.", no
 app.add_typer(images_app, name="images")
 
 
+EngineOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--engine",
+        "--backend",
+        help="The engine to use, [TYPE:]ADDRESS (unix:///run/d2.sock, "
+        "podman:unix:///run/podman/podman.sock); default: the local Docker engine ($DOCKER_HOST applies).",
+    ),
+]
+
+
 @images_app.command("build")
 @friendly
 def images_build(
@@ -24,17 +35,23 @@ def images_build(
         ),
     ] = "auto",
     force: Annotated[bool, typer.Option(help="Rebuild even when the inputs did not change.")] = False,
+    engine: EngineOpt = None,
 ) -> None:
     """Build the sandbox images from docker/ (idempotent: unchanged images are skipped).
 
     Examples:
       intercode-agents images build
       intercode-agents images build bash sql --base debootstrap
+      intercode-agents images build bash --engine tcp://127.0.0.1:2376
     """
     from intercode_agents.images import build_images
 
     results = build_images(
-        names or None, base=base, force=force, log=lambda line: console.print(line, highlight=False)
+        names or None,
+        base=base,
+        force=force,
+        log=lambda line: console.print(line, highlight=False),
+        backend=engine,
     )
     table = Table("image", "status", "size MB", "seconds")
     for r in results:
@@ -42,24 +59,40 @@ def images_build(
     console.print(table)
 
 
+@images_app.command("copy")
+@friendly
+def images_copy(
+    names: Annotated[list[str], typer.Argument(help="Images to copy (short names: bash, bash-fs1, ...).")],
+    to: Annotated[str, typer.Option("--to", help="The engine to copy them to, [TYPE:]ADDRESS.")],
+    engine: EngineOpt = None,
+) -> None:
+    """Copy built images to another engine (a save from one, a load into the other: same image IDs).
+
+    Examples:
+      intercode-agents images copy bash bash-fs1 --to unix:///run/d2.sock
+      intercode-agents images copy bash --to podman:unix:///run/podman/podman.sock
+    """
+    from intercode_agents.images import copy_images
+
+    for ref in copy_images(names, source=engine, target=to):
+        console.print(f"copied {ref} to {to}", highlight=False)
+
+
 @images_app.command("list")
 @friendly
-def images_list() -> None:
+def images_list(engine: EngineOpt = None) -> None:
     """List the project's images and whether each is built."""
-    import docker
-
     from intercode_agents.images import image_ref, known_images
+    from intercode_agents.sandbox import resolve_backend
 
-    client = docker.from_env()
+    store = resolve_backend(engine).image_store()
     table = Table("image", "built")
-    for name in known_images():
-        ref = image_ref(name)
-        try:
-            client.images.get(ref)
-            built = "yes"
-        except docker.errors.ImageNotFound:
-            built = "no"
-        table.add_row(ref, built)
+    try:
+        for name in known_images():
+            ref = image_ref(name)
+            table.add_row(ref, "yes" if store.inspect(ref) is not None else "no")
+    finally:
+        store.close()
     console.print(table)
 
 
@@ -69,14 +102,24 @@ def cleanup(
     all_runs: Annotated[
         bool, typer.Option("--all", help="Also remove containers of runs that are still alive.")
     ] = False,
+    engines: Annotated[
+        str | None,
+        typer.Option(
+            "--engines",
+            "--backend",
+            envvar="INTERCODE_ENGINES",
+            help="The engines to clean, comma-separated (default: the local Docker engine).",
+        ),
+    ] = None,
 ) -> None:
-    """Remove sandbox containers that outlived their run (after a SIGKILL, say).
+    """Remove sandbox containers that outlived their run (after a SIGKILL, say), on every engine given.
 
     Examples:
       intercode-agents cleanup
       intercode-agents cleanup --all
+      intercode-agents cleanup --engines unix:///var/run/docker.sock,unix:///run/d2.sock
     """
-    from intercode_agents.sandbox import cleanup_containers
+    from intercode_agents.sandbox import cleanup_containers, resolve_engines
 
-    removed = cleanup_containers(include_live_runs=all_runs)
+    removed = cleanup_containers(include_live_runs=all_runs, backends=resolve_engines(engines).backends)
     console.print(f"removed {removed} container{'s' if removed != 1 else ''}")

@@ -27,6 +27,17 @@ ExecutionOpt = Annotated[
         "original InterCode ran them; Bash, CTF and Python).",
     ),
 ]
+EnginesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--engines",
+        "--backend",
+        envvar="INTERCODE_ENGINES",
+        help="Where the sandboxes run: one engine or several, comma-separated, each [TYPE:]ADDRESS"
+        "[?slots=N] (unix:///run/d2.sock, tcp://127.0.0.1:2376, podman:unix:///run/podman/podman.sock). "
+        "Default: $INTERCODE_ENGINES, else the local Docker engine.",
+    ),
+]
 INTERRUPTED_EXIT = 130
 
 
@@ -46,6 +57,22 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
     return parsed
 
 
+def print_engines(engines: list[dict[str, Any]], retried: int) -> None:
+    """With several engines: each one's state at the end, and the episodes played again."""
+    if len(engines) < 2:
+        return
+    for e in engines:
+        state = "[red]not answering[/]" if e["down"] else "up"
+        latency = f", {e['latency_ms']} ms per call" if e["latency_ms"] is not None else ""
+        console.print(f"engine {e['engine']}: {state}, {e['slots']} slots{latency}", highlight=False)
+    if retried:
+        console.print(
+            f"{retried} attempt(s) ended in an env error (an engine that stopped answering, say) and "
+            "were played again; each episode is recorded once.",
+            highlight=False,
+        )
+
+
 @app.command("gold")
 @friendly
 def gold_cmd(
@@ -58,6 +85,7 @@ def gold_cmd(
         Path | None, typer.Option("--out", "-o", help="Keep the records in this run directory.")
     ] = None,
     progress: ProgressOpt = True,
+    engines: EnginesOpt = None,
 ) -> None:
     """Replay every selected task's gold answer through its env: it must score 1 (proves the envs).
 
@@ -84,6 +112,7 @@ def gold_cmd(
                 out_dir=out,
                 progress=progress and not as_json,
                 console=err_console if as_json else console,
+                engines=engines,
             )
         )
     except Interrupted as stop:
@@ -93,6 +122,7 @@ def gold_cmd(
         typer.echo(json.dumps(report.to_json(), indent=2, default=str))
     else:
         console.print(gold_view(report))
+        print_engines(report.engines, report.engine_retries)
     if not report.ok:
         raise typer.Exit(1)
 
@@ -104,6 +134,7 @@ def replay_cmd(
     concurrency: ConcurrencyOpt = 4,
     as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable report.")] = False,
     progress: ProgressOpt = True,
+    engines: EnginesOpt = None,
 ) -> None:
     """Re-run the recorded actions in fresh envs and re-score them; list every reward that changed.
 
@@ -127,6 +158,7 @@ def replay_cmd(
                 concurrency=concurrency,
                 progress=progress and not as_json,
                 console=err_console if as_json else console,
+                engines=engines,
             )
         )
     except Interrupted as stop:

@@ -96,7 +96,14 @@ class Env(ABC):
         data_root: str | Path | None = None,
         action_timeout: float = 30.0,
         execution: str = "session",
+        backend: Any = None,
     ) -> None:
+        """``backend``: where the env's sandboxes run, one engine or several (an engine string such
+        as ``"unix:///run/d2.sock"``, ``"a,b"`` for several, a config mapping with a ``type``, a
+        :class:`~intercode_agents.sandbox.Backend` or an :class:`~intercode_agents.sandbox.EngineSet`;
+        None: ``$INTERCODE_ENGINES``, else the default backend)."""
+        from intercode_agents.sandbox import resolve_engines
+
         if reward not in REWARD_MODES:
             raise ConfigError(f"unknown reward mode {reward!r}; choose one of {', '.join(REWARD_MODES)}")
         if execution not in self.execution_modes:
@@ -109,6 +116,7 @@ class Env(ABC):
         self.max_turns = max_turns
         self.data_root = Path(data_root) if data_root else None
         self.action_timeout = action_timeout
+        self.engines = resolve_engines(backend)
         self.task: Task | None = None
         self.turns = 0
         self.done = False
@@ -215,10 +223,12 @@ class Env(ABC):
     async def _blame_agent(self, exc: SessionDied) -> None:
         """Record ``exc`` (raised on the agent's side) as the agent's doing, once the engine is seen
         to answer: when it does not, the fault is the harness's and goes up."""
-        from intercode_agents.sandbox import check_engine
-
-        await check_engine()
+        await self._check_engine()
         self.sandbox_lost = str(exc) or type(exc).__name__
+
+    async def _check_engine(self) -> None:
+        """Raise EngineUnavailable when the engine of the agent's sandbox does not answer."""
+        await self.engines.first.ping()
 
     def _lost_note(self) -> str:
         return (

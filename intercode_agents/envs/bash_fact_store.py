@@ -27,7 +27,8 @@ from intercode_agents.envs.bash_facts import GoldFacts
 from intercode_agents.errors import ConfigError
 from intercode_agents.paths import cache_dir
 from intercode_agents.rewards import FsChange, PathDigest, bash_changes
-from intercode_agents.sandbox import container_fs, mount_changes, overlay, path_states
+from intercode_agents.sandbox import container_fs, mount_changes, path_states
+from intercode_agents.sandbox.docker import overlay
 
 DigestKey = tuple[str, bool]  # (path, deep)
 

@@ -1,14 +1,20 @@
-"""Envs whose episodes each get their own pristine sandbox from a shared, verified pool."""
+"""Envs whose episodes each get their own pristine sandbox from a shared, verified pool.
+
+With several engines (the env's ``backend`` is an engine set), each episode is placed on the engine
+with the most free capacity when it takes its sandbox, and its other sandboxes (the gold's, the
+scoring's) come from the same engine; pools are kept per engine and image.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 from intercode_agents.envs.base import ActionResult, Env
 from intercode_agents.envs.pools import close_pool, open_pool
 from intercode_agents.images import image_ref
-from intercode_agents.sandbox import ExecResult, Sandbox, SandboxPool
+from intercode_agents.sandbox import Backend, ExecResult, Sandbox, SandboxPool
 
 
 def timeout_note(result: ExecResult, timeout: float) -> str:
@@ -30,19 +36,34 @@ class PooledEnv(Env):
         super().__init__(**kw)
         self.pool_size = pool_size
         self.sandbox_options = dict(sandbox_options or {})
-        self._pools: dict[str, SandboxPool] = {}
+        self._pools: dict[tuple[str, str], tuple[SandboxPool, int]] = {}  # (engine, image) -> pool, share
         self.sandbox: Sandbox | None = None
         self._sandbox_pool: SandboxPool | None = None
+        self._engine: Backend | None = None  # the engine of the current episode
+
+    @property
+    def engine(self) -> Backend:
+        """The engine the current episode's sandboxes come from."""
+        if self._engine is None:
+            self._engine = self.engines.choose()
+        return self._engine
 
     async def pool(self, image: str) -> SandboxPool:
-        if image not in self._pools:
-            self._pools[image] = await open_pool(image_ref(image), self.pool_size, **self.sandbox_options)
-        return self._pools[image]
+        """The pool of ``image`` on the current episode's engine. With several engines each adds its
+        share of ``pool_size``, so the warm sandboxes of an env stay about ``pool_size`` in all."""
+        backend = self.engine
+        key = (backend.name, image)
+        if key not in self._pools:
+            share = math.ceil(self.pool_size / len(self.engines))
+            pool = await open_pool(image_ref(image), share, backend=backend, **self.sandbox_options)
+            self._pools[key] = (pool, share)
+        return self._pools[key][0]
 
     async def take_sandbox(self, image: str) -> Sandbox:
         """Hand back the current sandbox (if any) and take one of ``image`` that nobody used: the
-        agent's. It is removed when it comes back."""
+        agent's, on the engine with the most free capacity. It is removed when it comes back."""
         await self.return_sandbox()
+        self._engine = self.engines.choose()
         pool = await self.pool(image)
         self.sandbox = await pool.acquire()
         self._sandbox_pool = pool
@@ -60,6 +81,10 @@ class PooledEnv(Env):
         otherwise it is one nobody used, removed on return (see :mod:`intercode_agents.sandbox.pool`)."""
         pool = await self.pool(image)
         return await pool.acquire(trusted=trusted), pool
+
+    async def _check_engine(self) -> None:
+        """Raise EngineUnavailable when the engine of the agent's sandbox does not answer."""
+        await (self.sandbox.backend if self.sandbox is not None else self.engine).ping()
 
     async def _agent_side_broken(self) -> bool:
         """The agent's sandbox is gone when its container stopped or cannot run the simplest command
@@ -86,5 +111,5 @@ class PooledEnv(Env):
     async def close(self) -> None:
         await self.return_sandbox()
         pools, self._pools = self._pools, {}
-        for pool in pools.values():
-            await close_pool(pool, self.pool_size)
+        for pool, share in pools.values():
+            await close_pool(pool, share)

@@ -65,7 +65,8 @@ def _key(kind: str, image: str, options: dict[str, Any]) -> _Key:
 
 
 async def open_pool(image: str, size: int, **options: Any) -> SandboxPool:
-    """A started pool for ``image``, shared: each opener adds ``size`` to the sandboxes it keeps."""
+    """A started pool for ``image`` (on ``options["backend"]``, one pool per engine), shared: each
+    opener adds ``size`` to the sandboxes it keeps."""
 
     async def create() -> SandboxPool:
         pool = SandboxPool(image, size=size, **options)

@@ -56,8 +56,11 @@ class SqlEnv(Env):
         if self.server is not None:
             return
         ref = image_ref(self.image)
+        # The two servers live on the first engine of the env's set: an episode is a connection to
+        # them, not a container, so spreading it over engines would gain nothing.
+        backend = self.engines.first
         agents, gold = await asyncio.gather(
-            open_server(ref, "agents"), open_server(ref, "gold"), return_exceptions=True
+            open_server(ref, "agents", backend), open_server(ref, "gold", backend), return_exceptions=True
         )
         opened = [s for s in (agents, gold) if isinstance(s, SqlServer)]
         failed = [e for e in (agents, gold) if isinstance(e, BaseException)]

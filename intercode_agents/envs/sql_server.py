@@ -20,7 +20,7 @@ from typing import Any
 
 from intercode_agents.envs.pools import close_shared, open_shared
 from intercode_agents.errors import SessionDied
-from intercode_agents.sandbox import JsonSession, Sandbox
+from intercode_agents.sandbox import Backend, JsonSession, Sandbox
 
 HELPER = ["python3", "/opt/intercode/sqlhelper.py"]
 ADMIN = ["python3", "/opt/intercode/sqladmin.py"]
@@ -175,9 +175,10 @@ _servers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, SqlServ
 )
 
 
-async def open_server(image: str, purpose: str) -> SqlServer:
-    """The shared server of ``image`` for ``purpose`` ("agents" or "gold"); each call takes a reference."""
-    sandbox = await open_shared(image, labels={ROLE_LABEL: purpose}, **SERVER_OPTIONS)
+async def open_server(image: str, purpose: str, backend: Backend | None = None) -> SqlServer:
+    """The shared server of ``image`` for ``purpose`` ("agents" or "gold") on ``backend`` (the default
+    one); each call takes a reference."""
+    sandbox = await open_shared(image, backend=backend, labels={ROLE_LABEL: purpose}, **SERVER_OPTIONS)
     servers = _servers.setdefault(asyncio.get_running_loop(), {})
     server = servers.get(sandbox.id)
     if server is None:

@@ -1,15 +1,15 @@
 """Checkpoints of a task's directory, and rollback to them, verified by digest.
 
-A checkpoint is a tar of the directory taken through the Engine API (``GET
-/containers/{id}/archive``), read under a size cap so a directory an agent filled cannot fill the
-harness's memory, plus the directory's state as :meth:`Sandbox.path_states
+A checkpoint is a tar of the directory taken through the sandbox backend's archive call (the Engine
+API's ``GET /containers/{id}/archive`` on Docker), refused past a size cap (what is read is bounded
+by the sandbox's disk cap), plus the directory's state as :meth:`Sandbox.path_states
 <intercode_agents.sandbox.Sandbox.path_states>` reads it from the engine's host (one digest over all
 it holds, its mode, owner and modification time). A rollback:
 
 1. removes, in one command, every entry the directory holds now that the checkpoint does not have (or
    has as another kind), so folders that exist in both keep their inode and a shell inside one stays
    there;
-2. extracts the tar over the directory (``PUT /containers/{id}/archive``), which rewrites every file
+2. extracts the tar over the directory (the backend's ``put_archive``), which rewrites every file
    with its content, mode, owner and (whole-second) time, and sets the folder's own time back to the
    nanosecond;
 3. reads the state again: the rollback is *verified* when it equals the checkpoint's. When it does
@@ -28,11 +28,8 @@ import tarfile
 import time
 from dataclasses import dataclass
 
-import aiodocker
-
 from intercode_agents.errors import IntercodeError
 from intercode_agents.sandbox import Sandbox
-from intercode_agents.sandbox.engine import engine_call
 from intercode_agents.sandbox.path_states import PathState
 
 DEFAULT_MAX_BYTES = 64 << 20  # a checkpoint's tar larger than this is not taken
@@ -91,28 +88,15 @@ class Restored:
 
 
 async def _read_archive(sandbox: Sandbox, directory: str, max_bytes: int) -> bytes | None:
-    """The directory's tar as the engine gives it, or None when it does not exist."""
-
-    async def fetch() -> bytes | None:
-        query = sandbox.container.docker._query(
-            f"containers/{sandbox.id}/archive", method="GET", params={"path": directory}
-        )
-        try:
-            async with query as response:
-                data = bytearray()
-                async for chunk in response.content.iter_chunked(1 << 16):
-                    data += chunk
-                    if len(data) > max_bytes:
-                        raise CheckpointTooLarge(
-                            f"{directory} is over the checkpoint cap of {max_bytes >> 20} MiB as a tar"
-                        )
-                return bytes(data)
-        except aiodocker.DockerError as exc:
-            if exc.status == 404:
-                return None
-            raise
-
-    return await engine_call(fetch)
+    """The directory's tar as the engine gives it, or None when it does not exist. (The sandbox's
+    disk cap bounds what is read; the checkpoint cap is checked on the whole tar.)"""
+    try:
+        data = await sandbox.get_archive(directory)
+    except FileNotFoundError:
+        return None
+    if len(data) > max_bytes:
+        raise CheckpointTooLarge(f"{directory} is over the checkpoint cap of {max_bytes >> 20} MiB as a tar")
+    return data
 
 
 def _members(tar_bytes: bytes, parent: str) -> tuple[dict[str, str], frozenset[str]]:

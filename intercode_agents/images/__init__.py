@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from intercode_agents.images.base_image import BOOTSTRAP_BASE, DEBIAN_BASE
-from intercode_agents.images.builder import HASH_LABEL, BuildResult, build_images
+from intercode_agents.images.builder import HASH_LABEL, BuildResult, build_images, copy_images, copy_refs
 from intercode_agents.images.catalog import IMAGE_PREFIX, ImageSpec, image_ref, known_images, load_catalog
 
 __all__ = [
@@ -18,6 +18,8 @@ __all__ = [
     "BuildResult",
     "ImageSpec",
     "build_images",
+    "copy_images",
+    "copy_refs",
     "image_ref",
     "known_images",
     "load_catalog",

@@ -8,10 +8,8 @@ import subprocess
 import tempfile
 from collections.abc import Callable
 
-import docker.errors
-import requests
-
 from intercode_agents.errors import ConfigError, ImageBuildError
+from intercode_agents.sandbox.image_store import ImageStore, ImageStoreError
 
 DEBIAN_BASE = "debian:bookworm-slim"
 BOOTSTRAP_BASE = "intercode-agents/base:bookworm"
@@ -19,27 +17,16 @@ BOOTSTRAP_SUITE = "bookworm"
 PULL_TIMEOUT_S = 20
 
 
-def image_exists(api: docker.APIClient, ref: str) -> bool:
-    try:
-        api.inspect_image(ref)
-    except docker.errors.ImageNotFound:
-        return False
-    return True
+def image_exists(store: ImageStore, ref: str) -> bool:
+    return store.inspect(ref) is not None
 
 
-def try_pull(ref: str, log: Callable[[str], None]) -> bool:
+def try_pull(store: ImageStore, ref: str, log: Callable[[str], None]) -> bool:
     """Pull ``ref`` with a short deadline (per read); False when the registry cannot be reached."""
-    api = docker.from_env(timeout=PULL_TIMEOUT_S).api
-    try:
-        for chunk in api.pull(ref, stream=True, decode=True):
-            if "error" in chunk:
-                raise docker.errors.APIError(chunk["error"])
-    except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
-        reason = getattr(exc, "explanation", None) or str(exc) or type(exc).__name__
-        log(f"the registry is unreachable for {ref} ({reason.strip()[:300]})")
+    problem = store.pull(ref, PULL_TIMEOUT_S)
+    if problem is not None:
+        log(f"the registry is unreachable for {ref} ({problem[:300]})")
         return False
-    finally:
-        api.close()
     log(f"pulled {ref}")
     return True
 
@@ -57,9 +44,9 @@ def _run_logged(cmd: list[str], log: Callable[[str], None], tail: list[str]) -> 
         raise ImageBuildError("base", f"`{' '.join(cmd)}` exited with status {proc.returncode}", tail)
 
 
-def debootstrap_base(api: docker.APIClient, log: Callable[[str], None], ref: str = BOOTSTRAP_BASE) -> str:
+def debootstrap_base(store: ImageStore, log: Callable[[str], None], ref: str = BOOTSTRAP_BASE) -> str:
     """Make ``ref`` (a minbase Debian bookworm) with debootstrap unless it exists already."""
-    if image_exists(api, ref):
+    if image_exists(store, ref):
         log(f"base image {ref}: present")
         return ref
     if shutil.which("debootstrap") is None:
@@ -77,9 +64,10 @@ def debootstrap_base(api: docker.APIClient, log: Callable[[str], None], ref: str
         _run_logged(["debootstrap", "--variant=minbase", BOOTSTRAP_SUITE, root], log, tail)
         tar = subprocess.Popen(["tar", "-C", root, "-c", "."], stdout=subprocess.PIPE)
         assert tar.stdout is not None
-        repo, _, tag = ref.rpartition(":")
         try:
-            api.import_image_from_stream(tar.stdout, repository=repo, tag=tag, changes=['CMD ["/bin/bash"]'])
+            store.import_tar(tar.stdout, ref, ['CMD ["/bin/bash"]'])
+        except ImageStoreError as exc:
+            raise ImageBuildError("base", f"the engine refused the import: {exc}", tail) from None
         finally:
             tar.stdout.close()
             if tar.wait() != 0:
@@ -90,17 +78,17 @@ def debootstrap_base(api: docker.APIClient, log: Callable[[str], None], ref: str
     return ref
 
 
-def resolve_base(api: docker.APIClient, base: str, log: Callable[[str], None]) -> str:
+def resolve_base(store: ImageStore, base: str, log: Callable[[str], None]) -> str:
     """The base image ref for ``base`` ("auto", "debootstrap" or an image ref), made available locally."""
     if not isinstance(base, str) or not base:
         raise ConfigError(f"base must be 'auto', 'debootstrap' or an image ref, got {base!r}")
     if base == "debootstrap":
-        return debootstrap_base(api, log)
+        return debootstrap_base(store, log)
     if base == "auto":
-        if image_exists(api, DEBIAN_BASE) or try_pull(DEBIAN_BASE, log):
+        if image_exists(store, DEBIAN_BASE) or try_pull(store, DEBIAN_BASE, log):
             return DEBIAN_BASE
         log("falling back to a debootstrap base image")
-        return debootstrap_base(api, log)
-    if not image_exists(api, base) and not try_pull(base, log):
+        return debootstrap_base(store, log)
+    if not image_exists(store, base) and not try_pull(store, base, log):
         raise ConfigError(f"base image {base!r} is not present locally and cannot be pulled")
     return base

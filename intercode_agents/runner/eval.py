@@ -68,7 +68,7 @@ from intercode_agents.runner.run_records import (
     read_run_records,
 )
 from intercode_agents.runner.workers import Episode, run_episodes
-from intercode_agents.sandbox import RUN_ID
+from intercode_agents.sandbox import RUN_ID, EngineSet, resolve_engines
 from intercode_agents.strategies.budget import price_of
 from intercode_agents.trajectory import RETRYABLE_OUTCOMES, FailedAttempt, Trajectory
 
@@ -89,6 +89,12 @@ class EvalResult:
     replayed_errors: int = 0  # recorded env/model errors played again (``retry_errors`` on a resume)
     lock_taken_over: str | None = None  # the holder a killed process left in run.lock
     stopped: str | None = None  # why the run stopped before playing every episode (the cost cap)
+    engines: list[dict[str, Any]] = field(default_factory=list)  # each engine's state at the end
+
+    @property
+    def engine_retries(self) -> int:
+        """Attempts of this session's episodes that ended in an env error and were played again."""
+        return sum(sum(1 for r in t.retries if r.outcome == "env_error") for t in self.records)
 
     @property
     def episodes_per_s(self) -> float:
@@ -284,6 +290,7 @@ async def run_eval(
     progress: bool = True,
     progress_display: Progress | None = None,
     console: Console | None = None,
+    engines: Any = None,
 ) -> EvalResult:
     """Run (or resume) an evaluation and write ``run.json``, ``trajectories.jsonl`` and ``summary.json``.
 
@@ -295,6 +302,10 @@ async def run_eval(
     process on the same ``out_dir`` raises :class:`~intercode_agents.runner.run_lock.RunDirectoryBusy`.
     ``execution`` "paper" runs Bash and CTF actions as the original InterCode ran them (see
     :mod:`intercode_agents.envs.paper_execution`), to compare with the paper's table like for like.
+    ``engines`` says where the sandboxes run: one engine or several (an engine string, ``"a,b"``, a
+    list, an :class:`~intercode_agents.sandbox.EngineSet`; None: ``$INTERCODE_ENGINES``, else the
+    default backend). With several, each episode is placed on the engine with the most free capacity,
+    and an episode whose engine died is an env error, played again on the others.
     """
     _check_numbers(limit, turns, concurrency, epochs, max_cost_usd)
     policy = RetryPolicy.from_option(retry_errors, wait_s=retry_wait_s)
@@ -336,8 +347,9 @@ async def run_eval(
         settings["agent"] = player.runner.context()["agent"]  # type: ignore[union-attr]
     plan = RunPlan.from_settings(settings)
 
-    ids = await image_ids(tasks, execution=execution)
-    session = _Session(out, settings, plan, tasks, player, policy, budget, ids)
+    engine_set = resolve_engines(engines)
+    ids = await image_ids(tasks, execution=execution, engines=engine_set)
+    session = _Session(out, settings, plan, tasks, player, policy, budget, ids, engine_set)
     session.max_cost_usd, session.progress_display = max_cost_usd, progress_display
     await load_local_model(chat)
     with RunLock(out) as lock:
@@ -362,6 +374,7 @@ class _Session:
     policy: RetryPolicy
     turn_budget: int | None
     image_ids: dict[str, str]
+    engines: EngineSet
     max_cost_usd: float | None = None  # of the whole run, all sessions
     progress_display: Progress | None = None  # a display shared with other runs (several models)
 
@@ -407,7 +420,11 @@ class _Session:
                     todo,
                     player,
                     concurrency=self.settings["concurrency"],
-                    env_options={"reward": plan.reward_mode, "execution": self.settings["execution"]},
+                    env_options={
+                        "reward": plan.reward_mode,
+                        "execution": self.settings["execution"],
+                        "backend": self.engines,
+                    },
                     image_ids=self.image_ids,
                     on_done=on_done,
                     retry=self.policy,
@@ -427,8 +444,9 @@ class _Session:
         write_json(out / SUMMARY, summary)
         replayed = len(todo) - (plan.size - len(previous.accepted))
         return EvalResult(
-            out, summary, records, len(new), len(kept), wall, previous.ignored, replayed, taken_over, stopped
-        )
+            out, summary, records, len(new), len(kept), wall, previous.ignored, replayed, taken_over,
+            stopped, self.engines.describe(),
+        )  # fmt: skip
 
 
 def check_execution(env_name: str, execution: str) -> None:

@@ -47,6 +47,8 @@ class GoldReport:
     corrupt: list[GoldResult]
     wall_s: float
     concurrency: int
+    engines: list[dict[str, Any]] = field(default_factory=list)  # each engine's state at the end
+    engine_retries: int = 0  # attempts that ended in an env error and were played again
 
     @property
     def total(self) -> int:
@@ -72,6 +74,8 @@ class GoldReport:
             "wall_s": round(self.wall_s, 3),
             "episodes_per_s": round(self.episodes_per_s, 3),
             "concurrency": self.concurrency,
+            "engines": self.engines,
+            "engine_retries": self.engine_retries,
             "solved": [asdict(r) for r in self.solved],
             "failed": [asdict(r) for r in self.failed],
             "corrupt": [asdict(r) for r in self.corrupt],
@@ -109,9 +113,11 @@ async def run_gold(
     out_dir: str | Path | None = None,
     progress: bool = True,
     console: Console | None = None,
+    engines: Any = None,
 ) -> GoldReport:
     """Replay the gold of the selected tasks (default: the env's InterCode set). Records go to
-    ``out_dir`` when given, else to a temporary directory that is removed afterwards."""
+    ``out_dir`` when given, else to a temporary directory that is removed afterwards. ``engines``:
+    where the sandboxes run (see :func:`~intercode_agents.sandbox.resolve_engines`)."""
     chosen = selector if selector else GOLD_DEFAULT_TASKS.get(env_name)
     with tempfile.TemporaryDirectory(prefix="intercode-gold-") as scratch:
         result = await run_eval(
@@ -123,5 +129,8 @@ async def run_gold(
             out_dir=out_dir or Path(scratch) / "run",
             progress=progress,
             console=console,
+            engines=engines,
         )
-    return classify(env_name, reward, result.records, result.wall_s, concurrency)
+    report = classify(env_name, reward, result.records, result.wall_s, concurrency)
+    report.engines, report.engine_retries = result.engines, result.engine_retries
+    return report

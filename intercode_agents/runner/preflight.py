@@ -5,33 +5,35 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-import aiodocker
-
 from intercode_agents.datasets import Task
 from intercode_agents.envs.registry import env_class
-from intercode_agents.errors import ImageMissing
+from intercode_agents.errors import EngineUnavailable, ImageMissing
 from intercode_agents.images import image_ref
-from intercode_agents.sandbox import check_engine
-from intercode_agents.sandbox.engine import docker_client, engine_call
+from intercode_agents.sandbox import EngineSet, resolve_engines
 
 
-async def image_ids(tasks: Iterable[Task], *, execution: str = "session") -> dict[str, str]:
-    """Check the engine answers and every task's image is built; return short name -> image id.
+async def image_ids(
+    tasks: Iterable[Task], *, execution: str = "session", engines: EngineSet | None = None
+) -> dict[str, str]:
+    """Check every engine answers and holds every task's image; return short name -> image id (the
+    first engine's: images loaded from one engine into another keep their IDs).
 
     An execution mode may run tasks on other images (Bash's paper execution on the paper variants):
     those are checked, and their ids returned under the tasks' image names."""
-    await check_engine()
-    client = docker_client()
+    engines = engines or resolve_engines()
+    pairs = sorted({(task.env, task.image) for task in tasks})
     ids: dict[str, str] = {}
-    for env_name, name in sorted({(task.env, task.image) for task in tasks}):
-        ref = image_ref(env_class(env_name).image_for(name, execution))
+    for backend in engines.backends:
         try:
-            info = await engine_call(lambda ref=ref: client.images.inspect(ref), image=ref)
-        except aiodocker.DockerError as exc:
-            if exc.status == 404:
-                raise ImageMissing(ref) from exc
-            raise
-        ids[name] = str(info.get("Id") or ref)
+            await backend.ping()
+        except EngineUnavailable as exc:
+            raise EngineUnavailable(f"engine {backend.name}: {exc}") from exc
+        for env_name, name in pairs:
+            ref = image_ref(env_class(env_name).image_for(name, execution))
+            info = await backend.image(ref)
+            if info is None:
+                raise ImageMissing(ref, None if len(engines) == 1 else backend.name)
+            ids.setdefault(name, info.id)
     return ids
 
 

@@ -25,6 +25,7 @@ from intercode_agents.runner.preflight import image_ids
 from intercode_agents.runner.progress import RunProgress
 from intercode_agents.runner.run_dir import read_records
 from intercode_agents.runner.workers import Episode, run_episodes
+from intercode_agents.sandbox import resolve_engines
 from intercode_agents.trajectory import Trajectory
 
 TOLERANCE = 1e-6
@@ -74,8 +75,10 @@ async def replay_file(
     concurrency: int = 4,
     progress: bool = True,
     console: Console | None = None,
+    engines: Any = None,
 ) -> ReplayReport:
-    """Replay every scored record of ``path`` (a ``trajectories.jsonl``) and compare the rewards."""
+    """Replay every scored record of ``path`` (a ``trajectories.jsonl``) and compare the rewards.
+    ``engines``: where the sandboxes run (see :func:`~intercode_agents.sandbox.resolve_engines`)."""
     if concurrency < 1:
         raise ConfigError(f"--concurrency must be at least 1, got {concurrency}")
     records = _load(Path(path))
@@ -85,7 +88,8 @@ async def replay_file(
     for record in playable:
         groups[(record.env, record.reward_mode, record.execution)].append(record)
     tasks = {r.task_id: get_task(r.task_id) for r in playable}
-    ids = await image_ids(tasks.values())
+    engine_set = resolve_engines(engines)
+    ids = await image_ids(tasks.values(), engines=engine_set)
 
     episodes: list[ReplayedEpisode] = []
     started = time.perf_counter()
@@ -100,7 +104,7 @@ async def replay_file(
                     [Episode(tasks[r.task_id], r.seed) for r in batch],
                     player,
                     concurrency=concurrency,
-                    env_options={"reward": reward_mode, "execution": execution},
+                    env_options={"reward": reward_mode, "execution": execution, "backend": engine_set},
                     image_ids=ids,
                     on_done=bar.advance,
                 )

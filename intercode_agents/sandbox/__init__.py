@@ -1,11 +1,27 @@
-"""The sandbox layer: Docker containers driven through aiodocker, with persistent sessions.
+"""The sandbox layer: isolated containers on a backend (the local Docker engine by default), with
+persistent sessions, files, change lists, pools and clean-up.
 
-It knows nothing about tasks or rewards. See docs/ARCHITECTURE.md.
+It knows nothing about tasks or rewards. The backend contract is :mod:`.backend`; choosing one is
+:mod:`.backends`; spreading sandboxes over several engines is :mod:`.placement`. See
+docs/ARCHITECTURE.md.
 """
 
+from intercode_agents.sandbox.backend import Backend
+from intercode_agents.sandbox.backends import (
+    BackendConfig,
+    DockerConfig,
+    PodmanConfig,
+    check_engine,
+    close_docker_client,
+    close_engines,
+    default_backend,
+    image_exists,
+    register_backend,
+    resolve_backend,
+)
 from intercode_agents.sandbox.config import LABEL, RUN_ID, SandboxConfig
-from intercode_agents.sandbox.engine import check_engine, close_docker_client, image_exists
 from intercode_agents.sandbox.jsonl import JsonSession
+from intercode_agents.sandbox.placement import EngineSet, resolve_engines
 from intercode_agents.sandbox.pool import SandboxPool
 from intercode_agents.sandbox.registry import cleanup_containers, install_signal_handlers
 from intercode_agents.sandbox.result import ExecResult
@@ -15,9 +31,14 @@ from intercode_agents.sandbox.shell import ShellSession
 __all__ = [
     "LABEL",
     "RUN_ID",
+    "Backend",
+    "BackendConfig",
     "Change",
+    "DockerConfig",
+    "EngineSet",
     "ExecResult",
     "JsonSession",
+    "PodmanConfig",
     "Sandbox",
     "SandboxConfig",
     "SandboxPool",
@@ -25,6 +46,11 @@ __all__ = [
     "check_engine",
     "cleanup_containers",
     "close_docker_client",
+    "close_engines",
+    "default_backend",
     "image_exists",
     "install_signal_handlers",
+    "register_backend",
+    "resolve_backend",
+    "resolve_engines",
 ]

@@ -1,11 +1,11 @@
-"""Container defaults: isolation, limits and labels. Every field can be overridden per sandbox."""
+"""Sandbox defaults: isolation, limits and labels, engine-neutral (each backend maps them onto its
+engine: see :mod:`intercode_agents.sandbox.docker.spec`). Every field can be overridden per sandbox."""
 
 from __future__ import annotations
 
 import os
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
 LABEL = "intercode-agents"  # every container the project creates carries this label ("1")
 LABEL_RUN = "intercode-agents.run"
@@ -49,8 +49,9 @@ class SandboxConfig:
     tmpfs: dict[str, str] = field(default_factory=dict)
     read_only: bool = False
     hostname: str | None = "sandbox"  # the same in every sandbox, so outputs that print it compare equal
-    # "auto": read file-system changes from the overlay upper directory when this host can (a local
-    # engine, as root), else from the Engine API; "engine": always the Engine API.
+    # "auto": use the backend's fast paths where it has them (the local Docker engine, as root: the
+    # overlay upper directory, the cgroup, the container's files from this host); "engine": always
+    # the slow paths every backend has (the engine's API and read-only scripts in the sandbox).
     diff_source: str = "auto"
     # The most the sandbox may write to the engine's disk (its writable layer), or None for no cap.
     # Enforced by the engine where it can (StorageOpt size), else by RLIMIT_FSIZE and a watchdog
@@ -66,46 +67,6 @@ class SandboxConfig:
     def disk_limit_bytes(self) -> int | None:
         return None if self.disk_limit in (None, 0, "") else _parse_bytes(self.disk_limit)  # type: ignore[arg-type]
 
-    def container_spec(self, image: str) -> dict[str, Any]:
-        """The Engine API body of ``POST /containers/create``."""
-        mem = _parse_bytes(self.memory)
-        host: dict[str, Any] = {
-            "NetworkMode": self.network_mode,
-            "Memory": mem,
-            "MemorySwap": mem,  # no swap: a memory bomb meets the OOM killer, not the disk
-            "PidsLimit": self.pids_limit,
-            "CpuShares": self.cpu_shares,
-            "CapDrop": ["ALL"],
-            "CapAdd": list(self.cap_add),
-            "SecurityOpt": ["no-new-privileges"] if self.no_new_privileges else [],
-            "Init": self.init,
-            "PortBindings": {},
-            "PublishAllPorts": False,
-            "ReadonlyRootfs": self.read_only,
-        }
-        if self.nano_cpus:
-            host["NanoCpus"] = self.nano_cpus
-        if self.disk_limit_bytes:
-            limit = self.disk_limit_bytes
-            host["Ulimits"] = [{"Name": "fsize", "Soft": limit, "Hard": limit}]
-        if self.tmpfs:
-            host["Tmpfs"] = dict(self.tmpfs)
-        spec: dict[str, Any] = {
-            "Image": image,
-            "Labels": {LABEL: "1", LABEL_RUN: RUN_ID, LABEL_PID: str(os.getpid()), **self.labels},
-            "HostConfig": host,
-            "StopTimeout": self.stop_timeout,
-            "Tty": False,
-            "OpenStdin": False,
-            "NetworkDisabled": self.network_mode == "none",
-            "Env": [f"{k}={v}" for k, v in self.env.items()],
-        }
-        if self.cmd is not None:
-            spec["Cmd"] = list(self.cmd)
-        if self.workdir:
-            spec["WorkingDir"] = self.workdir
-        if self.user:
-            spec["User"] = self.user
-        if self.hostname:
-            spec["Hostname"] = self.hostname
-        return spec
+    @property
+    def memory_bytes(self) -> int:
+        return _parse_bytes(self.memory)

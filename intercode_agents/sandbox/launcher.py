@@ -23,11 +23,13 @@ import re
 import secrets
 import shlex
 from collections.abc import Sequence
-
-from aiodocker.containers import DockerContainer
+from typing import TYPE_CHECKING
 
 from intercode_agents.errors import SessionDied
 from intercode_agents.sandbox.stream import PID_PREAMBLE, ProcessStream
+
+if TYPE_CHECKING:
+    from intercode_agents.sandbox.backend import Backend
 
 _RC = re.compile(rb"-?\d*\x1e?")
 MAIN_COMMAND = ["bash", "--noprofile", "--norc", "-s"]  # also the container's command when it runs one
@@ -70,8 +72,9 @@ def spawn_line(
 class Launcher:
     """The launcher bash of one sandbox (see the module docstring)."""
 
-    def __init__(self, container: DockerContainer) -> None:
-        self._container = container
+    def __init__(self, backend: Backend, sandbox_id: str) -> None:
+        self._backend = backend
+        self._sandbox_id = sandbox_id
         self._token = secrets.token_hex(16)
         nonce = secrets.token_hex(8)
         self.prefix = b"\x1e\x1e" + nonce.encode() + b":"
@@ -100,7 +103,7 @@ class Launcher:
     async def start(self, attached: ProcessStream | None = None, timeout: float = 30.0) -> Launcher:
         """Start the launcher by docker exec, or on ``attached``: the container's main process
         (running :data:`MAIN_COMMAND`), attached before the container started."""
-        stream = attached or ProcessStream(self._container, MAIN_COMMAND)
+        stream = attached or ProcessStream(self._backend, self._sandbox_id, MAIN_COMMAND)
         if attached is None:
             await stream.start(timeout)
         self.stream = stream

@@ -27,12 +27,17 @@ from intercode_agents.sandbox.sandbox import Sandbox
 
 
 class SandboxPool:
-    def __init__(self, image: str, size: int = 2, *, reuse: bool = True, **sandbox_options: Any) -> None:
+    def __init__(
+        self, image: str, size: int = 2, *, reuse: bool = True, backend: Any = None, **sandbox_options: Any
+    ) -> None:
+        """``backend``: the engine of every sandbox of the pool (see :class:`Sandbox`); an engine set
+        places each one as it is made. ``sandbox_options`` are :class:`Sandbox`'s keywords."""
         if size < 0:
             raise ValueError("a pool's size cannot be negative")
         self.image = image
         self.size = size
         self.reuse = reuse  # False: trusted leases are removed on return as well
+        self.backend = backend
         self._options = sandbox_options
         self._fresh: list[Sandbox] = []  # never lent
         self._recycled: list[Sandbox] = []  # lent to trusted code only, and verified since
@@ -101,7 +106,7 @@ class SandboxPool:
         self._fresh.append(sb)
 
     async def _new(self) -> Sandbox:
-        sb = Sandbox(self.image, **self._options)
+        sb = Sandbox(self.image, backend=self.backend, **self._options)
         await sb.start()
         self.stats["created"] += 1
         return sb

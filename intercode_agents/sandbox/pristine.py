@@ -23,8 +23,9 @@ was fresh. Such a recycled sandbox never goes to untrusted code.
 
 :data:`RUNTIME_SCRIPT` lists every channel but the root file system and the processes from inside
 the sandbox (it only reads). The root file system comes from the overlay upper directory where it is
-readable on this host, else from the Engine API's change list; the processes from the container's
-cgroup, else from the Engine API.
+readable on this host, else from the Engine API's change list together with :data:`ROOT_SCRIPT`'s
+listing of every entry (the change list alone misses a folder whose content changed and changed
+back); the processes from the container's cgroup, else from the Engine API.
 """
 
 from __future__ import annotations
@@ -68,10 +69,25 @@ done
 """
 
 
+# The slow path's view of the root file system (POSIX sh and findutils; reads only), for backends
+# whose writable layer cannot be read from this host: every entry with its type, mode, owner, size,
+# blocks, link count and modification and change times. Docker's change list misses a folder whose
+# content changed and changed back (a file made and deleted in it), but not its change time, which
+# no process can set back. Mount points (``/proc``, ``/dev``, bind-mounted files) are left out: their
+# own entry is the mounted file system's root (``/proc``'s link count is the number of processes),
+# and their content is the other channels'. It runs only in sandboxes where nothing but the harness ran.
+ROOT_SCRIPT = r"""
+export LC_ALL=C
+root=$(stat -c %d /)
+find / -xdev -printf '%D|%p|%y|%m|%U|%G|%s|%b|%n|%T@|%C@|%l\n' 2>&1 \
+  | awk -F'|' -v d="$root" '$1 == d || NF < 12' | sort
+"""
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """A sandbox's state on every channel the harness can read (see the module docstring)."""
 
-    files: Any  # the overlay upper directory's entries, or the Engine API's change list
+    files: Any  # the overlay upper directory's entries, or the change list and ROOT_SCRIPT's listing
     runtime: str  # RUNTIME_SCRIPT's listing (a few kilobytes)
     pids: frozenset[int]

@@ -1,41 +1,52 @@
-"""A Docker container as an async sandbox: sessions, one-off execs, files and a diff against the image."""
+"""A sandbox on any backend: sessions, one-off execs, files and a diff against the image.
+
+The engine is a :class:`~intercode_agents.sandbox.backend.Backend` (the local Docker engine by
+default); its optional fast paths (:class:`~intercode_agents.sandbox.backend.HostAccess`) answer where
+they can, and the slow paths every backend has answer the same elsewhere.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import dataclasses
+import functools
+import hashlib
 import io
+import os
 import tarfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-import aiodocker
-from aiodocker.containers import DockerContainer
-
 from intercode_agents.errors import ConfigError, ImageMissing, IntercodeError, SessionDied
 from intercode_agents.sandbox import mount_changes, registry, signals
-from intercode_agents.sandbox.config import SandboxConfig
-from intercode_agents.sandbox.container_fs import ContainerFiles, Unreadable, parse_mountinfo
-from intercode_agents.sandbox.disk_guard import ENGINE_POLL_S, DiskGuard, upper_usage
-from intercode_agents.sandbox.engine import docker_client, engine_call
+from intercode_agents.sandbox.backend import (
+    Backend,
+    ChangeKind,
+    CreateRequest,
+    HostAccess,
+    HostUnreadable,
+    ImageInfo,
+)
+from intercode_agents.sandbox.backends import resolve_backend
+from intercode_agents.sandbox.config import LABEL, LABEL_PID, LABEL_RUN, RUN_ID, SandboxConfig
+from intercode_agents.sandbox.container_fs import ContainerFiles, parse_mountinfo
+from intercode_agents.sandbox.disk_guard import ENGINE_POLL_S, DiskGuard
 from intercode_agents.sandbox.jsonl import JsonSession
 from intercode_agents.sandbox.launcher import MAIN_COMMAND, Launcher
-from intercode_agents.sandbox.local_engine import cgroup_procs_file, read_pids
 from intercode_agents.sandbox.mount_changes import Entries as MountEntries
-from intercode_agents.sandbox.overlay import OverlayLayers, OverlayUnreadable
 from intercode_agents.sandbox.path_states import PathState, parse_probe_output, probe_command, read_states
-from intercode_agents.sandbox.pristine import RUNTIME_SCRIPT, Fingerprint
+from intercode_agents.sandbox.placement import EngineSet
+from intercode_agents.sandbox.pristine import ROOT_SCRIPT, RUNTIME_SCRIPT, Fingerprint
 from intercode_agents.sandbox.result import DEFAULT_OUTPUT_CAP, ExecResult, OutputCapture
 from intercode_agents.sandbox.shell import ShellSession
 from intercode_agents.sandbox.stream import KILL_TREE, ProcessStream
 
-ChangeKind = Literal["C", "A", "D"]
-_KINDS: dict[int, ChangeKind] = {0: "C", 1: "A", 2: "D"}
+BackendChoice = Backend | EngineSet | Mapping[str, Any] | str | None
 
 
 @dataclass(frozen=True, order=True)
@@ -49,11 +60,22 @@ class Change:
 class Sandbox:
     """One isolated container. ``async with Sandbox(image) as sb:`` starts it and always removes it.
 
-    Keyword overrides of :class:`SandboxConfig` fields (``memory="512m"``, ``pids_limit=128``,
-    ``network_mode=...``) may be passed directly.
+    ``backend`` is the engine it runs on: a :class:`~intercode_agents.sandbox.backend.Backend`, a
+    config or engine string (see :mod:`intercode_agents.sandbox.backends`), or an
+    :class:`~intercode_agents.sandbox.placement.EngineSet`, which places it on the engine with the
+    most free capacity when it starts; None is the default backend. Keyword overrides of
+    :class:`SandboxConfig` fields (``memory="512m"``, ``pids_limit=128``, ``network_mode=...``) may
+    be passed directly.
     """
 
-    def __init__(self, image: str, *, config: SandboxConfig | None = None, **overrides: Any) -> None:
+    def __init__(
+        self,
+        image: str,
+        *,
+        backend: BackendChoice = None,
+        config: SandboxConfig | None = None,
+        **overrides: Any,
+    ) -> None:
         config = dataclasses.replace(config or SandboxConfig())
         fields = {f.name for f in dataclasses.fields(SandboxConfig)}
         for key, value in overrides.items():
@@ -74,82 +96,68 @@ class Sandbox:
             raise ConfigError(f"disk_limit must be at least 1m, not {config.disk_limit!r}")
         self.image = image
         self.config = config
+        self._placement = backend if isinstance(backend, EngineSet) else None
+        self.backend: Backend = self._placement.first if self._placement else resolve_backend(backend)
         self.image_id: str | None = None
-        self._container: DockerContainer | None = None
+        self._id: str | None = None
         self._sessions: list[ShellSession | JsonSession] = []
         self._engine_changes: frozenset[Change] = frozenset()
-        self._overlay: OverlayLayers | None = None  # set when the changes can be read on this host
+        self._host: HostAccess | None = None  # the backend's fast paths, when it has them here
         self._launcher: Launcher | None = None  # starts sessions without a docker exec each
-        self._procs_file: str | None = None  # the container's cgroup.procs, when readable here
         self.disk_guard: DiskGuard | None = None  # when the engine cannot cap the writable layer
         self.untrusted = False  # lent to untrusted code (an agent): never lent again, never runs a gold
-        self._files: ContainerFiles | None = None  # the container's files, read from this host
         self._mount_points: list[str] = []  # its other writable mounts (tmpfs, bind-mounted files)
         self._mounts_fresh: MountEntries = {}
         self.running = False
 
     # -- lifecycle -----------------------------------------------------------------------------
     @property
-    def container(self) -> DockerContainer:
-        if self._container is None:
-            raise SessionDied("the sandbox is not started")
-        return self._container
-
-    @property
     def id(self) -> str:
-        return self.container.id
+        if self._id is None:
+            raise SessionDied("the sandbox is not started")
+        return self._id
 
     async def start(self) -> Sandbox:
-        client = docker_client()
-        spec = self.config.container_spec(self.image)
+        if self._placement is not None:
+            self.backend = self._placement.choose()
+        backend = self.backend
+        info = await _image_info(backend, self.image)
         # When the image's command only keeps the container alive, the launcher takes its place.
-        main_launcher = self.config.launcher and self.config.cmd is None and await _idles(self.image)
-        if main_launcher:
-            spec |= {"Cmd": MAIN_COMMAND, "OpenStdin": True, "StdinOnce": False, "AttachStdin": True}
-            spec |= {"AttachStdout": True, "AttachStderr": True}
-        registry.creating()
-        create = asyncio.ensure_future(
-            engine_call(lambda: _create(client, spec, self.config), image=self.image)
+        main_launcher = self.config.launcher and self.config.cmd is None and info.idles
+        labels = {LABEL: "1", LABEL_RUN: RUN_ID, LABEL_PID: str(os.getpid()), **self.config.labels}
+        request = CreateRequest(
+            self.image, self.config, labels, MAIN_COMMAND if main_launcher else None, main_launcher
         )
+        registry.creating(backend)
+        create = asyncio.ensure_future(backend.create(request))
         try:
-            container = await asyncio.shield(create)
+            sandbox_id = await asyncio.shield(create)
         except asyncio.CancelledError:
             # The engine may still create it: remove it once it exists, then honour the cancel.
-            create.add_done_callback(_remove_when_created)
+            create.add_done_callback(functools.partial(_remove_when_created, backend))
             raise
-        except aiodocker.DockerError as exc:
-            if exc.status == 404:
-                raise ImageMissing(self.image) from exc
-            raise
-        self._container = container
-        registry.register(container.id)
-        attached = ProcessStream(container, MAIN_COMMAND) if main_launcher else None
+        self._id = sandbox_id
+        registry.register(backend, sandbox_id)
+        attached = ProcessStream(backend, sandbox_id, MAIN_COMMAND) if main_launcher else None
         try:
             if attached is not None:
                 await attached.attach()
-            await engine_call(container.start)
+            started = await backend.start(sandbox_id, fast_paths=self.config.diff_source == "auto")
             self.running = True
-            info = await engine_call(container.show)
-            self.image_id = info.get("Image")
-            if self.config.diff_source == "auto":
-                self._overlay = OverlayLayers.from_inspect(info)
-                if self._overlay is not None:
-                    self._procs_file = cgroup_procs_file(info)
-                if self._procs_file is not None:  # the init's PID is this container's: read its files
-                    with contextlib.suppress(Unreadable):
-                        self._files = ContainerFiles.of_process(int(info["State"]["Pid"]))
+            self.image_id = started.image_id or info.id
+            self._host = started.host
             # What the engine itself adds (the init binary's mount point) is not a change of ours.
             self._engine_changes = frozenset(await self._changes())
             if attached is not None:
-                self._launcher = await Launcher(container).start(attached)
+                self._launcher = await Launcher(backend, sandbox_id).start(attached)
             elif self.config.launcher:
-                self._launcher = await _started_launcher(container)
+                self._launcher = await _started_launcher(backend, sandbox_id)
             self._mount_points = await self._writable_mounts()
             self._mounts_fresh = await self._mount_entries()
             limit = self.config.disk_limit_bytes
-            if limit and not (info.get("HostConfig") or {}).get("StorageOpt"):
+            if limit and not started.disk_capped:
                 self.disk_guard = DiskGuard(limit, self.disk_usage, self.stop_everything)
-                if self._overlay is None:
+                if self._host is None:
                     self.disk_guard.interval = ENGINE_POLL_S
                 self.disk_guard.start()
         except BaseException:
@@ -161,23 +169,23 @@ class Sandbox:
 
     async def close(self) -> None:
         """Remove the container (idempotent; safe during cancellation)."""
-        container, self._container = self._container, None
+        sandbox_id, self._id = self._id, None
         self.running = False
-        if container is None:
+        if sandbox_id is None:
             return
-        self._container = container  # sessions need it to stop their processes
+        self._id = sandbox_id  # sessions need it to stop their processes
         if self.disk_guard is not None:
             await self.disk_guard.close()
-        if self._files is not None:
-            self._files.close()
-            self._files = None
+        host, self._host = self._host, None
         await self.close_sessions()
+        if host is not None:
+            host.close()
         if self._launcher is not None:
             await self._launcher.close()
-        self._container = None
+        self._id = None
         # Shielded, and forgotten only once removed: if the caller is cancelled meanwhile, the
         # removal goes on, and if the process ends first the exit hook still knows the container.
-        await asyncio.shield(_remove(container))
+        await asyncio.shield(_remove(self.backend, sandbox_id))
 
     async def __aenter__(self) -> Sandbox:
         return await self.start()
@@ -226,7 +234,9 @@ class Sandbox:
             return await self._launcher.spawn(
                 argv, workdir=workdir, env=env, goodbye=goodbye, one_off=one_off
             )
-        proc = ProcessStream(self.container, argv, user=user, workdir=workdir, env=env, stdin=not one_off)
+        proc = ProcessStream(
+            self.backend, self.id, argv, user=user, workdir=workdir, env=env, stdin=not one_off
+        )
         await proc.start()
         return proc
 
@@ -323,11 +333,11 @@ class Sandbox:
         self, root: str, sig: str, *, include_root: bool, since: str | None, sessions: list[int]
     ) -> None:
         launcher = self._launcher.stream.pid if self._launcher and self._launcher.stream else 0
-        if self._procs_file is not None:
+        if self._host is not None:
             try:
-                procs = signals.container_processes(self._procs_file)
-            except OSError:
-                self._procs_file = None
+                procs = self._host.processes()
+            except HostUnreadable:
+                pass
             else:
                 chosen = signals.victims(
                     procs, root=int(root), include_root=include_root, since=since, alone=[launcher],
@@ -337,7 +347,8 @@ class Sandbox:
                 return
         argv = ["/bin/sh", "-c", KILL_TREE, "kill-tree", root, sig, "1" if include_root else "0"]
         window = "-1" if since is None else since
-        proc = ProcessStream(self.container, [*argv, window, str(launcher), *map(str, sessions)], stdin=False)
+        argv += [window, str(launcher), *map(str, sessions)]
+        proc = ProcessStream(self.backend, self.id, argv, stdin=False)
         await proc.start()
         try:
             while await proc.read(10.0) is not None:
@@ -348,10 +359,9 @@ class Sandbox:
     async def responds(self, timeout: float = 10.0) -> bool:
         """Whether the container still runs and can run a command now (False, never an error, when it
         cannot). The engine itself failing still raises."""
-        if self._container is None:
+        if self._id is None:
             return False
-        info = await engine_call(self.container.show)
-        if not (info.get("State") or {}).get("Running"):
+        if not await self.backend.running(self._id):
             return False
         try:
             return (await self.exec(["true"], timeout=timeout)).exit_code == 0
@@ -360,13 +370,12 @@ class Sandbox:
 
     async def disk_usage(self) -> int:
         """Bytes the sandbox's writable layer takes on the engine's disk."""
-        if self._overlay is not None:
+        if self._host is not None:
             try:
-                return await asyncio.to_thread(upper_usage, self._overlay.upper)
-            except OSError:
+                return await asyncio.to_thread(self._host.usage)
+            except HostUnreadable:
                 pass
-        info = await engine_call(lambda: self.container.show(size=1))
-        return int(info.get("SizeRw") or 0)
+        return await self.backend.disk_usage(self.id)
 
     async def after_command(self) -> None:
         """Called when a command (a session step, a helper request) ends: the disk cap is checked at
@@ -402,7 +411,11 @@ class Sandbox:
 
     async def put_archive(self, path: str, tar_bytes: bytes) -> None:
         """Extract a tar archive into ``path`` inside the container."""
-        await engine_call(lambda: self.container.put_archive(path, tar_bytes))
+        await self.backend.put_archive(self.id, path, tar_bytes)
+
+    async def get_archive(self, path: str) -> bytes:
+        """``path`` inside the container as a tar archive (FileNotFoundError when it does not exist)."""
+        return await self.backend.get_archive(self.id, path)
 
     async def copy_in(self, sources: Sequence[tuple[Path, str]], dest_dir: str) -> None:
         """Copy host files into ``dest_dir``; each source is (host path, relative name in dest)."""
@@ -415,13 +428,8 @@ class Sandbox:
 
     async def read_file(self, path: str, max_bytes: int = 64 << 20) -> bytes:
         """Read one regular file from the container."""
-        try:
-            tar = await engine_call(lambda: self.container.get_archive(path))
-        except aiodocker.DockerError as exc:
-            if exc.status == 404:
-                raise FileNotFoundError(f"no such file in the sandbox: {path}") from exc
-            raise
-        with tar:
+        data = await self.backend.get_archive(self.id, path)
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
             member = next((m for m in tar.getmembers() if m.isfile()), None)
             if member is None:
                 raise IsADirectoryError(f"not a regular file in the sandbox: {path}")
@@ -472,54 +480,70 @@ class Sandbox:
         return parse_probe_output(result.output)
 
     @property
+    def _files(self) -> ContainerFiles | None:
+        """The container's files read from this host (a fast path), or None."""
+        return self._host.files if self._host is not None else None
+
+    @property
     def reads_from_host(self) -> bool:
         """Whether :meth:`diff`, :meth:`path_states` and the mount listing read from this host."""
         return self._files is not None
 
     @property
     def diff_source(self) -> Literal["overlay", "engine"]:
-        """Where :meth:`diff` reads the changes: the overlay upper directory, or the Engine API."""
-        return "overlay" if self._overlay is not None else "engine"
+        """Where :meth:`diff` reads the changes: the backend's fast path (the overlay upper
+        directory), or the engine's API."""
+        return "overlay" if self._host is not None else "engine"
+
+    @contextlib.contextmanager
+    def slow_paths(self) -> Iterator[None]:
+        """Answer every question through the slow paths while inside (the conformance suite checks
+        that they give what the fast paths give)."""
+        host, self._host = self._host, None
+        try:
+            yield
+        finally:
+            self._host = host
 
     async def _changes(self) -> list[Change]:
-        if self._overlay is not None:
+        if self._host is not None:
             try:
-                found = await asyncio.to_thread(self._overlay.changes)
+                found = await asyncio.to_thread(self._host.changes)
                 return [Change(path, kind) for path, kind in found]
-            except OverlayUnreadable:
+            except HostUnreadable:
                 pass
         return await self.engine_changes()
 
     async def engine_changes(self) -> list[Change]:
-        """The changes as the Engine API reports them (``docker diff``; slow: it walks both trees)."""
-        raw = await engine_call(lambda: self.container.docker._query_json(f"containers/{self.id}/changes"))
-        return sorted(Change(item["Path"], _KINDS.get(item["Kind"], "C")) for item in raw or [])
+        """The changes as the engine's API reports them (``docker diff``; slow: it walks both trees)."""
+        return sorted(Change(path, kind) for path, kind in await self.backend.changes(self.id))
 
     async def processes(self) -> frozenset[int]:
         """The PIDs (as the engine's host sees them) of every process alive in the container: from
-        its cgroup when this host can read it, else from the Engine API's ``top``. No process is
-        started inside the sandbox to list them."""
-        if self._procs_file is not None:
+        the backend's fast path (its cgroup) where it can, else from the engine's API. No process
+        is started inside the sandbox to list them."""
+        if self._host is not None:
             try:
-                return read_pids(self._procs_file)
-            except OSError:
-                self._procs_file = None
-        found = await engine_call(
-            lambda: self.container.docker._query_json(
-                f"containers/{self.id}/top", params={"ps_args": "-o pid"}
-            )
-        )
-        column = found.get("Titles", []).index("PID")
-        return frozenset(int(row[column]) for row in found.get("Processes") or [])
+                return self._host.pids()
+            except HostUnreadable:
+                pass
+        return await self.backend.processes(self.id)
 
     # -- pristine state ----------------------------------------------------------------------
     async def fingerprint(self) -> Fingerprint:
         """This sandbox's state on every channel the harness can read (see :mod:`.pristine`). It
         runs one read-only command in the sandbox: call it only where the harness alone has worked."""
-        if self._overlay is not None:
-            files: Any = await asyncio.to_thread(self._overlay.entries)
-        else:
-            files = frozenset(await self.diff())
+        files: Any = None
+        if self._host is not None:
+            try:
+                files = await asyncio.to_thread(self._host.layer_entries)
+            except HostUnreadable:
+                pass
+        if files is None:
+            root = await self.exec(["/bin/sh", "-c", ROOT_SCRIPT], timeout=120, output_cap=256 << 20)
+            if root.exit_code != 0 or root.truncated:
+                raise SessionDied(f"the sandbox's files could not be listed: {root.output[-300:]!r}")
+            files = (frozenset(await self.diff()), hashlib.sha256(root.output.encode()).hexdigest())
         launcher = self._launcher.stream.pid if self._launcher and self._launcher.stream else 0
         harness = ["1", str(launcher)] if launcher else ["1"]
         listing = await self.exec(
@@ -558,28 +582,24 @@ class Sandbox:
         await proc.drain(2.0)
 
 
-_IDLE_COMMANDS = (["sleep", "infinity"],)
-_idle_images: dict[str, bool] = {}
+_image_infos: dict[tuple[int, str], ImageInfo] = {}
 
 
-async def _idles(image: str) -> bool:
-    """Whether ``image``'s command only keeps a container alive (``sleep infinity``, no entrypoint)."""
-    if image not in _idle_images:
-        try:
-            info = await engine_call(lambda: docker_client().images.inspect(image), image=image)
-        except aiodocker.DockerError as exc:
-            if exc.status == 404:
-                raise ImageMissing(image) from exc
-            raise
-        config = info.get("Config") or {}
-        _idle_images[image] = not config.get("Entrypoint") and config.get("Cmd") in _IDLE_COMMANDS
-    return _idle_images[image]
+async def _image_info(backend: Backend, image: str) -> ImageInfo:
+    """What ``backend`` knows of ``image`` (kept for the process: its command decides the launcher)."""
+    key = (id(backend), image)
+    if key not in _image_infos:
+        info = await backend.image(image)
+        if info is None:
+            raise ImageMissing(image)
+        _image_infos[key] = info
+    return _image_infos[key]
 
 
-async def _started_launcher(container: DockerContainer) -> Launcher | None:
+async def _started_launcher(backend: Backend, sandbox_id: str) -> Launcher | None:
     """A running launcher, or None when the image cannot run one (no bash): sessions then start
     by docker exec."""
-    launcher = Launcher(container)
+    launcher = Launcher(backend, sandbox_id)
     try:
         return await launcher.start()
     except SessionDied:
@@ -587,45 +607,24 @@ async def _started_launcher(container: DockerContainer) -> Launcher | None:
         return None
 
 
-_no_storage_quota: set[str] = set()  # engines (by address) that refused a StorageOpt size
-
-
-async def _create(client: aiodocker.Docker, spec: dict[str, Any], config: SandboxConfig) -> DockerContainer:
-    """Create the container, with the engine enforcing the disk cap where it can."""
-    limit = config.disk_limit_bytes
-    if limit and client.docker_host not in _no_storage_quota:
-        quota = spec | {"HostConfig": spec["HostConfig"] | {"StorageOpt": {"size": str(limit)}}}
-        try:
-            return await client.containers.create(quota)
-        except aiodocker.DockerError as exc:
-            if "storage-opt" not in str(exc).lower() and "storage opt" not in str(exc).lower():
-                raise
-            _no_storage_quota.add(client.docker_host)  # e.g. overlay2 on ext4: the guard caps it
-    return await client.containers.create(spec)
-
-
 _removals: set[asyncio.Task[None]] = set()
 
 
-def _remove_when_created(create: asyncio.Future[DockerContainer]) -> None:
-    """Remove the container of a create whose caller was cancelled (registered meanwhile, so the
+def _remove_when_created(backend: Backend, create: asyncio.Future[str]) -> None:
+    """Remove the sandbox of a create whose caller was cancelled (registered meanwhile, so the
     exit hook removes it if the loop ends first)."""
     if create.cancelled() or create.exception() is not None:
         return
-    container = create.result()
-    registry.register(container.id)
-    task = asyncio.get_running_loop().create_task(_remove(container))
+    sandbox_id = create.result()
+    registry.register(backend, sandbox_id)
+    task = asyncio.get_running_loop().create_task(_remove(backend, sandbox_id))
     _removals.add(task)
     task.add_done_callback(_removals.discard)
 
 
-async def _remove(container: DockerContainer) -> None:
-    try:
-        await engine_call(lambda: container.delete(force=True, v=True))
-    except aiodocker.DockerError as exc:
-        if exc.status != 404:
-            raise
-    registry.unregister(container.id)
+async def _remove(backend: Backend, sandbox_id: str) -> None:
+    await backend.remove(sandbox_id)
+    registry.unregister(backend, sandbox_id)
 
 
 async def _quietly(coro: Any) -> None:

@@ -1,11 +1,12 @@
 """Signalling a container's processes from the engine's host, without running anything in it.
 
 A timeout must stop what a command started even when the sandbox's process table is full (a fork
-bomb leaves no PID for a ``docker exec``). Where this host can read the container's cgroup (a local
-engine, as root), the processes are found there, matched to the container's PIDs through their
-``NSpid``, chosen by the same rules as the in-container script (:data:`~.stream.KILL_TREE`, the slow
-path) and signalled through a pidfd, after checking that the PID still names the process that was
-read (its start time), so a PID the host reused meanwhile is never signalled.
+bomb leaves no PID for a ``docker exec``). Where the backend's fast paths can list the container's
+processes on this host (the local Docker engine, as root: its cgroup), they are found there, matched
+to the container's PIDs through their ``NSpid``, chosen by the same rules as the in-container script
+(:data:`~.stream.KILL_TREE`, the slow path) and signalled through a pidfd, after checking that the
+PID still names the process that was read (its start time), so a PID the host reused meanwhile is
+never signalled.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ import os
 import signal
 from collections.abc import Iterable
 from dataclasses import dataclass
-
-from intercode_agents.sandbox.local_engine import read_pids
 
 _HZ = os.sysconf("SC_CLK_TCK")
 
@@ -45,8 +44,9 @@ def _read(host_pid: int) -> Proc | None:
     return Proc(host_pid, int(nspid[-1]), int(fields[1]), int(fields[19]), fields[0])
 
 
-def container_processes(procs_file: str) -> list[Proc]:
-    return [p for p in (_read(pid) for pid in read_pids(procs_file)) if p is not None]
+def processes_of(host_pids: Iterable[int]) -> list[Proc]:
+    """The processes with these host PIDs that still exist."""
+    return [p for p in (_read(pid) for pid in host_pids) if p is not None]
 
 
 def _below(procs: list[Proc], roots: set[int]) -> set[int]:

@@ -1,21 +1,20 @@
-"""A long-lived process inside a container, attached over a Docker exec stream (stdin + stdout).
+"""A long-lived process inside a sandbox, over a backend's byte stream (stdin in, stdout out).
 
 The process is started through ``sh -c 'echo $$; exec "$@"'`` so that its first line of output is
-its PID inside the container: that is what timeouts signal. No TCP port is involved: bytes travel over
-the Engine API's hijacked exec connection.
+its PID inside the sandbox: that is what timeouts signal. No TCP port is involved: bytes travel over
+the backend's exec stream (for Docker, the Engine API's hijacked exec connection).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-
-import aiodocker
-import aiodocker.execs
-from aiodocker.containers import DockerContainer
+from typing import TYPE_CHECKING
 
 from intercode_agents.errors import SessionDied
-from intercode_agents.sandbox.engine import engine_call, stream_client
+
+if TYPE_CHECKING:
+    from intercode_agents.sandbox.backend import Backend, Channel
 
 PID_PREAMBLE = ("/bin/sh", "-c", 'echo "$$"; exec "$@"', "sh")
 
@@ -99,11 +98,12 @@ exit 0
 
 
 class ProcessStream:
-    """One process in a container with its stdin/stdout (and stderr) over an exec stream."""
+    """One process in a sandbox with its stdin/stdout (and stderr) over a backend's :class:`Channel`."""
 
     def __init__(
         self,
-        container: DockerContainer,
+        backend: Backend,
+        sandbox_id: str,
         argv: Sequence[str],
         *,
         user: str | None = None,
@@ -111,14 +111,14 @@ class ProcessStream:
         env: dict[str, str] | None = None,
         stdin: bool = True,
     ) -> None:
-        self._container = container
+        self._backend = backend
+        self._sandbox_id = sandbox_id
         self._argv = [*PID_PREAMBLE, *argv]
-        self._user = user or ""
+        self._user = user
         self._workdir = workdir
         self._env = env
         self._stdin = stdin
-        self._stream: aiodocker.stream.Stream | None = None
-        self._exec: aiodocker.execs.Exec | None = None
+        self._channel: Channel | None = None
         self._pending = bytearray()  # stdout bytes read but not yet consumed
         self.stderr_tail = bytearray()
         self.pid = 0
@@ -126,28 +126,20 @@ class ProcessStream:
 
     async def start(self, timeout: float = 30.0) -> int:
         """Start the process and return its PID inside the container."""
-        self._exec = await engine_call(
-            lambda: self._container.exec(
-                self._argv,
-                stdin=self._stdin,
-                stdout=True,
-                stderr=True,
-                user=self._user,
-                workdir=self._workdir,
-                environment=self._env,
-            )
+        self._channel = await self._backend.exec(
+            self._sandbox_id,
+            self._argv,
+            user=self._user,
+            workdir=self._workdir,
+            env=self._env,
+            stdin=self._stdin,
         )
-        # The stream rides on the stream client's pool, so that it never holds a control connection.
-        self._stream = aiodocker.execs.Exec(stream_client(), self._exec.id, tty=False).start(detach=False)
-        await engine_call(self._stream._init, attempts=1)  # open the hijacked connection now
         return await self.read_pid(timeout)
 
     async def attach(self) -> None:
-        """Attach to the container's main process instead (before the container starts, so that no
-        output is missed); its argv is the container's command, and :meth:`read_pid` follows."""
-        container = stream_client().containers.container(self._container.id)
-        self._stream = container.attach(stdin=True, stdout=True, stderr=True)
-        await engine_call(self._stream._init, attempts=1)
+        """Attach to the sandbox's main process instead (before it starts, so that no output is
+        missed); its argv is the sandbox's command, and :meth:`read_pid` follows."""
+        self._channel = await self._backend.attach(self._sandbox_id)
 
     async def read_pid(self, timeout: float = 30.0) -> int:
         """Read the PID the preamble prints first."""
@@ -159,13 +151,13 @@ class ProcessStream:
         return self.pid
 
     async def write(self, data: bytes) -> None:
-        if self._stream is None or self.eof:
+        if self._channel is None or self.eof:
             raise SessionDied("the process has exited")
         try:
-            await self._stream.write_in(data)
-        except (RuntimeError, ConnectionError, AssertionError) as exc:  # (aiodocker asserts a live
-            self.eof = True  # transport: a closed stream raises AssertionError)
-            raise SessionDied(f"cannot write to the process: {exc or 'its stream is closed'}") from exc
+            await self._channel.write(data)
+        except SessionDied:
+            self.eof = True
+            raise
 
     async def read(self, timeout: float | None) -> bytes | None:
         """Next chunk of stdout (None at EOF). Raises TimeoutError when nothing came in time."""
@@ -173,19 +165,20 @@ class ProcessStream:
             data = bytes(self._pending)
             self._pending.clear()
             return data
-        assert self._stream is not None
+        assert self._channel is not None
         while True:
             if self.eof:
                 return None
-            msg = await asyncio.wait_for(self._stream.read_out(), timeout)
+            msg = await asyncio.wait_for(self._channel.read(), timeout)
             if msg is None:
                 self.eof = True
                 return None
-            if msg.stream == 2:
-                self.stderr_tail += msg.data
+            stream, data = msg
+            if stream == 2:
+                self.stderr_tail += data
                 del self.stderr_tail[:-4096]
                 continue
-            return bytes(msg.data)
+            return data
 
     def unread(self, data: bytes) -> None:
         self._pending[:0] = data
@@ -211,22 +204,15 @@ class ProcessStream:
             buf += chunk
 
     async def exit_code(self) -> int | None:
-        if self._exec is None:
-            return None
-        info = await engine_call(self._exec.inspect)
-        return None if info.get("Running") else info.get("ExitCode")
+        return None if self._channel is None else await self._channel.exit_code()
 
     async def end(self, grace: float) -> bool:
         """Close the process's stdin and wait up to ``grace`` seconds for it to exit (its stdout to
         end); True when it did. The helpers and the bash loop exit at the end of their input."""
         if self.eof:
             return True
-        if self._stream is None or self._stream._resp is None or self._stream._resp.connection is None:
+        if self._channel is None or not self._channel.close_input():
             return False
-        transport = self._stream._resp.connection.transport
-        if transport is None or not transport.can_write_eof():
-            return False
-        transport.write_eof()
         return await self.drain(grace)
 
     async def drain(self, timeout: float) -> bool:
@@ -242,9 +228,6 @@ class ProcessStream:
         return True
 
     async def close(self) -> None:
-        if self._stream is not None:
-            try:
-                await self._stream.close()
-            except Exception:  # the connection may already be gone
-                pass
+        if self._channel is not None:
+            await self._channel.close()
         self.eof = True

@@ -10,6 +10,21 @@ from intercode_agents.errors import ConfigError
 from intercode_agents.sandbox import Sandbox, SandboxPool
 from tests.docker_helpers import SLEEPER
 
+# Known differences of Podman's change list (GET /containers/{id}/changes) that the adapter does not
+# handle yet: marked expected failures (strict, so a fix shows) rather than hidden.
+PODMAN_CHANGES = {
+    "every_kind": "Podman's change list fails with a 500 when a file replaced a folder (stat .../inner:"
+    " not a directory)",
+    "changed_back": "Podman's change list reports a folder whose content changed and changed back as"
+    " changed; Docker's does not",
+}
+
+
+def _known_podman_difference(backend, request: pytest.FixtureRequest, key: str) -> None:
+    if backend.type == "podman":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=PODMAN_CHANGES[key]))
+
+
 # Every kind of change the Engine API distinguishes: new files and folders (and what is inside a new
 # folder), edits, mode and owner changes, deletions of files and of whole folders, a folder deleted
 # and made again, a file replaced by a folder and a folder by a file, symlinks, a hard link, a fifo,
@@ -42,10 +57,12 @@ def engine_view(changes: list) -> set[tuple[str, str]]:
     return {(c.path, c.kind) for c in changes}
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="reading the engine's storage needs root on its host")
-async def test_overlay_changes_equal_the_engine_api_for_every_kind_of_change(bash_image):
-    async with Sandbox(bash_image, cmd=SLEEPER) as sb:
-        assert sb.diff_source == "overlay"
+async def test_overlay_changes_equal_the_engine_api_for_every_kind_of_change(
+    bash_image, backend, fast_paths, request
+):
+    _known_podman_difference(backend, request, "every_kind")
+    async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
+        assert sb.diff_source == ("overlay" if fast_paths else "engine")
         assert await sb.diff() == []
         result = await sb.exec(OPERATIONS, timeout=60)
         assert result.exit_code == 0, result.output
@@ -56,22 +73,23 @@ async def test_overlay_changes_equal_the_engine_api_for_every_kind_of_change(bas
         assert ("/work/a/b/c", "A") in fast and ("/usr/share/common-licenses/Apache-2.0", "D") in fast
 
 
-async def test_the_engine_source_gives_the_same_answer_and_bad_sources_are_refused(bash_image):
-    async with Sandbox(bash_image, cmd=SLEEPER, diff_source="engine") as sb:
+async def test_the_engine_source_gives_the_same_answer_and_bad_sources_are_refused(bash_image, backend):
+    async with Sandbox(bash_image, backend=backend, cmd=SLEEPER, diff_source="engine") as sb:
         assert sb.diff_source == "engine"
         await sb.exec("echo hi > /tmp/new; rm /etc/issue")
         assert engine_view(await sb.diff()) >= {("/tmp/new", "A"), ("/etc/issue", "D")}
     with pytest.raises(ConfigError, match="diff_source"):
-        Sandbox(bash_image, diff_source="guess")
+        Sandbox(bash_image, backend=backend, diff_source="guess")
     with pytest.raises(ConfigError, match="launcher"):
-        Sandbox(bash_image, launcher="sometimes")
+        Sandbox(bash_image, backend=backend, launcher="sometimes")
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="reading the engine's storage needs root on its host")
-async def test_a_folder_changed_and_changed_back_is_not_pristine(bash_image):
+async def test_a_folder_changed_and_changed_back_is_not_pristine(bash_image, backend, request):
     """Docker's change list calls this container unchanged, yet `du` and `ls -l` tell it apart."""
+    _known_podman_difference(backend, request, "changed_back")
     probe = "stat -c '%h links, %b blocks' /srv"
-    async with SandboxPool(bash_image, size=1, cmd=SLEEPER) as pool:
+    async with SandboxPool(bash_image, backend=backend, size=1, cmd=SLEEPER) as pool:
         sb = await pool.acquire(trusted=True)
         before = (await sb.exec(probe)).output
         await sb.exec("touch /srv/tmp && rm /srv/tmp")
@@ -84,19 +102,22 @@ async def test_a_folder_changed_and_changed_back_is_not_pristine(bash_image):
             assert (await fresh.exec(probe)).output == before
 
 
-async def test_process_lists_from_the_cgroup_and_from_top_agree(bash_image):
-    async with Sandbox(bash_image, cmd=SLEEPER) as sb, Sandbox(bash_image, cmd=SLEEPER) as other:
+async def test_process_lists_from_the_cgroup_and_from_top_agree(bash_image, backend):
+    async with (
+        Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb,
+        Sandbox(bash_image, backend=backend, cmd=SLEEPER) as other,
+    ):
         await sb.exec("nohup sleep 300 >/dev/null 2>&1 &")
         mine = await sb.processes()
-        sb._procs_file = None  # ask the engine instead
-        assert await sb.processes() == mine
+        with sb.slow_paths():  # ask the engine instead
+            assert await sb.processes() == mine
         assert len(mine) == 4  # init, the CMD, the launcher and the background sleep
         assert not mine & await other.processes()
 
 
 def test_the_upper_walk_never_follows_a_symlink_out_of_the_container(tmp_path):
     """A folder swapped for a link to a host path while the walk looks is not entered."""
-    from intercode_agents.sandbox.overlay import OverlayLayers, _Folder
+    from intercode_agents.sandbox.docker.overlay import OverlayLayers, _Folder
 
     upper, lower = tmp_path / "upper", tmp_path / "lower"
     (lower / "data").mkdir(parents=True)

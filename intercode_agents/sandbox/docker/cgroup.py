@@ -1,6 +1,6 @@
 """What a process on the engine's own host can read about a container without asking the engine.
 
-The file-system side is :mod:`intercode_agents.sandbox.overlay`; this module finds the file that lists
+The file-system side is :mod:`intercode_agents.sandbox.docker.overlay`; this module finds the file that lists
 a container's processes (its cgroup's ``cgroup.procs``), so the pool's pristine check reads a few
 bytes instead of asking the engine for ``top`` (which runs ``ps`` on the host: 8-25 ms here).
 """

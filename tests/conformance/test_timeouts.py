@@ -21,8 +21,8 @@ LIST = "pgrep -fc 'whil[e] :' || true"  # (the pattern never matches its own com
 
 @pytest.mark.parametrize("escape", sorted(ESCAPES))
 @pytest.mark.parametrize("where", ["from the host", "from inside"])
-async def test_a_timeout_ends_everything_the_command_started(bash_image, escape, where):
-    async with Sandbox(bash_image) as sb:
+async def test_a_timeout_ends_everything_the_command_started(bash_image, backend, escape, where):
+    async with Sandbox(bash_image, backend=backend) as sb:
         if where == "from inside":
             sb._procs_file = None  # as on a remote engine: the kill runs as a script in the sandbox
         shell = await sb.shell()
@@ -34,16 +34,16 @@ async def test_a_timeout_ends_everything_the_command_started(bash_image, escape,
         assert (await shell.run("echo still here")).output == "still here\n"
 
 
-async def test_a_one_off_command_past_its_deadline_leaves_nothing_running(bash_image):
-    async with Sandbox(bash_image, cmd=SLEEPER) as sb:
+async def test_a_one_off_command_past_its_deadline_leaves_nothing_running(bash_image, backend):
+    async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
         r = await sb.exec(ESCAPES["setsid in a subshell"], timeout=2)
         assert r.timed_out
         assert (await sb.exec(LIST)).output.strip() == "0"
 
 
-async def test_background_writers_never_break_the_sandbox(bash_image):
+async def test_background_writers_never_break_the_sandbox(bash_image, backend):
     writer = "bash -c 'while :; do echo x; sleep 0.05; done &'"
-    async with Sandbox(bash_image) as sb:
+    async with Sandbox(bash_image, backend=backend) as sb:
         r = await sb.exec(writer)  # holds the launcher's stream after the command returned
         assert r.exit_code == 0
         for _ in range(5):
@@ -58,7 +58,7 @@ async def test_background_writers_never_break_the_sandbox(bash_image):
         assert (await sb.exec("echo once more")).exit_code == 0
 
 
-async def test_junk_on_a_helpers_protocol_stream_never_breaks_a_request(bash_image):
+async def test_junk_on_a_helpers_protocol_stream_never_breaks_a_request(bash_image, backend):
     """What code run by a helper writes to the helper's own output is skipped, never an error."""
     helper = r"""
 echo '{"ready": true}'
@@ -68,7 +68,7 @@ while IFS= read -r line; do
   printf '{"ok": true, "id": %s}\n' "$id"
 done
 """
-    async with Sandbox(bash_image, cmd=SLEEPER) as sb:
+    async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
         js = await sb.json_session(["bash", "-c", helper], grace=0.5)
         for _ in range(2):
             reply = await js.request({"op": "ping"}, timeout=5)

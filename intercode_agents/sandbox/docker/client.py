@@ -1,10 +1,11 @@
-"""The Docker Engine clients of an event loop, error translation, retries and deadlines.
+"""The aiodocker clients of one engine, error translation, retries and deadlines.
 
-Two aiodocker clients per event loop, on two connection pools: one for control calls (create, start,
-inspect, remove, archives), one for the long-lived attach and exec streams of sessions. A stream
-holds its connection for as long as the session lives, so on one pool a few hundred sessions would
-take every connection and control calls would wait for ever; the stream pool has no limit, and every
-control call has a deadline (:data:`ENGINE_TIMEOUT_S`, or ``$INTERCODE_AGENTS_ENGINE_TIMEOUT``).
+Two aiodocker clients per engine and event loop, on two connection pools: one for control calls
+(create, start, inspect, remove, archives), one for the long-lived attach and exec streams of
+sessions. A stream holds its connection for as long as the session lives, so on one pool a few
+hundred sessions would take every connection and control calls would wait for ever; the stream pool
+has no limit, and every control call has a deadline (:data:`ENGINE_TIMEOUT_S`, or
+``$INTERCODE_AGENTS_ENGINE_TIMEOUT``).
 
 Transient engine errors (a reset connection, a 5xx, a 409 while removing) are retried with jittered
 exponential backoff and a bound. An agent's command is never retried: only engine bookkeeping goes
@@ -31,31 +32,46 @@ T = TypeVar("T")
 #: Seconds an engine control call may take before it fails with :class:`EngineTimeout`.
 ENGINE_TIMEOUT_S = float(os.environ.get("INTERCODE_AGENTS_ENGINE_TIMEOUT") or 180)
 
-_Clients = tuple[aiodocker.Docker, aiodocker.Docker, object]  # control, streams, closer
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Clients] = weakref.WeakKeyDictionary()
 
+class EngineClients:
+    """The control and stream clients of one engine (``host``: a ``DOCKER_HOST`` value, or None for
+    ``$DOCKER_HOST`` or the local socket), one pair per event loop, closed with the loop."""
 
-def _loop_clients() -> _Clients:
-    loop = asyncio.get_running_loop()
-    entry = _clients.get(loop)
-    if entry is None:
-        try:
-            control = aiodocker.Docker()
-        except (AssertionError, ValueError, OSError) as exc:
-            raise EngineUnavailable("no Docker socket found and DOCKER_HOST is not set") from exc
-        streams = aiodocker.Docker(url=control.docker_host, connector=_unlimited_like(control.connector))
-        entry = _clients[loop] = (control, streams, _closer(control, streams))
-    return entry
+    def __init__(self, host: str | None) -> None:
+        self.host = host
+        self._clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[aiodocker.Docker, aiodocker.Docker, object]
+        ] = weakref.WeakKeyDictionary()
 
+    def _pair(self) -> tuple[aiodocker.Docker, aiodocker.Docker, object]:
+        loop = asyncio.get_running_loop()
+        entry = self._clients.get(loop)
+        if entry is None:
+            try:
+                control = aiodocker.Docker(url=self.host) if self.host else aiodocker.Docker()
+            except (AssertionError, ValueError, OSError) as exc:
+                where = self.host or "no Docker socket found and DOCKER_HOST is not set"
+                raise EngineUnavailable(f"cannot reach the engine: {where}") from exc
+            streams = aiodocker.Docker(url=control.docker_host, connector=_unlimited_like(control.connector))
+            entry = self._clients[loop] = (control, streams, _closer(control, streams))
+        return entry
 
-def docker_client() -> aiodocker.Docker:
-    """The running event loop's client for control calls (created on first use, closed with the loop)."""
-    return _loop_clients()[0]
+    @property
+    def control(self) -> aiodocker.Docker:
+        """The running loop's client for control calls (created on first use)."""
+        return self._pair()[0]
 
+    @property
+    def streams(self) -> aiodocker.Docker:
+        """The running loop's client for attach and exec streams: its pool has no limit."""
+        return self._pair()[1]
 
-def stream_client() -> aiodocker.Docker:
-    """The running event loop's client for attach and exec streams: its pool has no limit."""
-    return _loop_clients()[1]
+    async def close(self) -> None:
+        """Close the running loop's clients now (they are closed with the loop otherwise)."""
+        entry = self._clients.pop(asyncio.get_running_loop(), None)
+        if entry is not None:
+            await entry[0].close()
+            await entry[1].close()
 
 
 def _unlimited_like(connector: aiohttp.BaseConnector) -> aiohttp.BaseConnector:
@@ -68,11 +84,11 @@ def _unlimited_like(connector: aiohttp.BaseConnector) -> aiohttp.BaseConnector:
 
 
 def _closer(*clients: aiodocker.Docker) -> object:
-    """An async generator, started up to its ``yield``, that closes ``client`` when finalized.
+    """An async generator, started up to its ``yield``, that closes ``clients`` when finalized.
 
     ``asyncio.run`` finalizes the loop's live async generators before it closes the loop
-    (``loop.shutdown_asyncgens()``), so a script that never calls :func:`close_docker_client` still
-    ends without aiohttp's "Unclosed connector" warnings.
+    (``loop.shutdown_asyncgens()``), so a script that never closes its clients still ends without
+    aiohttp's "Unclosed connector" warnings.
     """
 
     async def close_at_shutdown() -> AsyncIterator[None]:
@@ -90,21 +106,24 @@ def _closer(*clients: aiodocker.Docker) -> object:
     return agen
 
 
-async def close_docker_client() -> None:
-    """Close the running loop's clients now (they are closed with the loop otherwise)."""
-    entry = _clients.pop(asyncio.get_running_loop(), None)
-    if entry is not None:
-        await entry[0].close()
-        await entry[1].close()
+# How an engine says an exec cannot start because the container stopped: Docker with a 409, Podman with
+# a 500 (which must not be retried as a transient server error).
+_STOPPED = (
+    (409, "is not running"),
+    (409, "container state improper"),
+    (500, "can only create exec sessions on running containers"),
+)
 
 
 def _stopped(exc: BaseException) -> bool:
-    return isinstance(exc, aiodocker.DockerError) and exc.status == 409 and "is not running" in str(exc)
+    return isinstance(exc, aiodocker.DockerError) and any(
+        exc.status == status and text in str(exc) for status, text in _STOPPED
+    )
 
 
 def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, aiodocker.DockerError):
-        return exc.status >= 500 or (exc.status == 409 and not _stopped(exc))
+        return not _stopped(exc) and (exc.status >= 500 or exc.status == 409)
     return isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError) and not isinstance(
         exc, aiohttp.ClientConnectorError
     )
@@ -152,26 +171,3 @@ async def engine_call(
             raise
         raise translated from exc
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-async def check_engine() -> str:
-    """Ping the engine; return its version or raise EngineUnavailable with how to start it."""
-    client = docker_client()
-    try:
-        info = await engine_call(client.version, attempts=2)
-    except EngineUnavailable:
-        raise
-    except aiohttp.ClientError as exc:
-        raise EngineUnavailable(str(exc)) from exc
-    return str(info.get("Version", "?"))
-
-
-async def image_exists(ref: str) -> bool:
-    client = docker_client()
-    try:
-        await engine_call(lambda: client.images.inspect(ref))
-    except aiodocker.DockerError as exc:
-        if exc.status == 404:
-            return False
-        raise
-    return True

@@ -11,8 +11,8 @@ from intercode_agents.sandbox import Sandbox
 
 
 @pytest.fixture
-async def shell_sb(bash_image):
-    async with Sandbox(bash_image, cmd=["sleep", "infinity"]) as sb:
+async def shell_sb(bash_image, backend):
+    async with Sandbox(bash_image, backend=backend, cmd=["sleep", "infinity"]) as sb:
         yield sb, await sb.shell()
 
 

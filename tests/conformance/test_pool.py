@@ -21,8 +21,8 @@ done
 """
 
 
-async def test_untrusted_leases_are_never_handed_out_again(bash_image):
-    async with SandboxPool(bash_image, size=2, cmd=SLEEPER) as pool:
+async def test_untrusted_leases_are_never_handed_out_again(bash_image, backend):
+    async with SandboxPool(bash_image, backend=backend, size=2, cmd=SLEEPER) as pool:
         seen = set()
         for _ in range(3):
             sb = await pool.acquire()
@@ -33,11 +33,11 @@ async def test_untrusted_leases_are_never_handed_out_again(bash_image):
             await pool.drain()
         assert pool.stats["reused"] == 0 and pool.stats["replaced"] == 3, pool.stats
     await asyncio.sleep(0)
-    assert containers_of_run(RUN_ID) == []
+    assert containers_of_run(RUN_ID, backend) == []
 
 
-async def test_trusted_leases_reuse_only_verified_pristine_sandboxes(bash_image):
-    async with SandboxPool(bash_image, size=2, cmd=SLEEPER) as pool:
+async def test_trusted_leases_reuse_only_verified_pristine_sandboxes(bash_image, backend):
+    async with SandboxPool(bash_image, backend=backend, size=2, cmd=SLEEPER) as pool:
         sb = await pool.acquire(trusted=True)
         await (await sb.shell()).run("echo changed > /tmp/dirty")
         await pool.release(sb)
@@ -65,11 +65,11 @@ async def test_trusted_leases_reuse_only_verified_pristine_sandboxes(bash_image)
         assert agent is not sb4  # a recycled sandbox never goes to untrusted code
         await pool.release(agent)
     await asyncio.sleep(0)
-    assert containers_of_run(RUN_ID) == []
+    assert containers_of_run(RUN_ID, backend) == []
 
 
-async def test_json_session_round_trip_and_restart_after_hang(bash_image):
-    async with Sandbox(bash_image, cmd=SLEEPER) as sb:
+async def test_json_session_round_trip_and_restart_after_hang(bash_image, backend):
+    async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
         js = await sb.json_session(["sh", "-c", ECHO_HELPER], grace=0.5)
         assert js.ready_info == {"ready": True}
         reply = await js.request({"op": "ping", "text": 'é"\\'}, timeout=5)
@@ -80,8 +80,8 @@ async def test_json_session_round_trip_and_restart_after_hang(bash_image):
         assert reply["ok"] and reply["echo"]["op"] == "again"
 
 
-async def test_a_pool_keeps_size_sandboxes_ready_or_in_use_and_removes_the_surplus(bash_image):
-    async with SandboxPool(bash_image, size=1, cmd=SLEEPER) as pool:
+async def test_a_pool_keeps_size_sandboxes_ready_or_in_use_and_removes_the_surplus(bash_image, backend):
+    async with SandboxPool(bash_image, backend=backend, size=1, cmd=SLEEPER) as pool:
         pool.grow(2)
         await pool.drain()
         assert pool.ready == 3

@@ -19,10 +19,10 @@ SURROUNDINGS = (
 )
 
 
-async def test_a_launched_session_sees_what_a_docker_exec_session_sees(bash_image):
+async def test_a_launched_session_sees_what_a_docker_exec_session_sees(bash_image, backend):
     seen = {}
     for launcher in (True, False):
-        async with Sandbox(bash_image, cmd=SLEEPER, launcher=launcher) as sb:
+        async with Sandbox(bash_image, backend=backend, cmd=SLEEPER, launcher=launcher) as sb:
             shell = await sb.shell()
             assert isinstance(shell._proc, LaunchedProcess) == launcher
             seen[launcher] = (await shell.run(SURROUNDINGS)).output
@@ -30,8 +30,8 @@ async def test_a_launched_session_sees_what_a_docker_exec_session_sees(bash_imag
     assert "SHLVL=1" in seen[True]
 
 
-async def test_sessions_start_fast_and_fall_back_to_exec_while_the_launcher_is_lent(bash_image):
-    async with Sandbox(bash_image, cmd=SLEEPER) as sb:
+async def test_sessions_start_fast_and_fall_back_to_exec_while_the_launcher_is_lent(bash_image, backend):
+    async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
         started = time.perf_counter()
         first = await sb.shell()
         launched_s = time.perf_counter() - started
@@ -47,8 +47,8 @@ async def test_sessions_start_fast_and_fall_back_to_exec_while_the_launcher_is_l
         assert (await again.run("pwd; echo ${X:-unset}")).output == "/\nunset\n"
 
 
-async def test_exit_in_a_launched_session_gives_a_new_session(bash_image):
-    async with Sandbox(bash_image, cmd=SLEEPER) as sb:
+async def test_exit_in_a_launched_session_gives_a_new_session(bash_image, backend):
+    async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
         shell = await sb.shell()
         await shell.run("export GONE=1")
         r = await shell.run("exit 3")
@@ -57,8 +57,8 @@ async def test_exit_in_a_launched_session_gives_a_new_session(bash_image):
         assert isinstance(shell._proc, LaunchedProcess) and not sb.degraded
 
 
-async def test_bytes_pushed_into_the_stream_are_never_run_by_the_launcher(bash_image):
-    async with Sandbox(bash_image, cmd=SLEEPER) as sb:
+async def test_bytes_pushed_into_the_stream_are_never_run_by_the_launcher(bash_image, backend):
+    async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
         shell = await sb.shell()
         # The session's stdin is the launcher's stream: after `exit`, the launcher reads the rest.
         await shell.run(r"printf 'exit\0touch /pwned\0' > /proc/$$/fd/0")
@@ -70,8 +70,8 @@ async def test_bytes_pushed_into_the_stream_are_never_run_by_the_launcher(bash_i
         )
 
 
-async def test_an_agent_killing_the_launcher_gets_a_session_and_the_pool_a_new_sandbox(bash_image):
-    async with SandboxPool(bash_image, size=1, cmd=SLEEPER) as pool:
+async def test_an_agent_killing_the_launcher_gets_a_session_and_the_pool_a_new_sandbox(bash_image, backend):
+    async with SandboxPool(bash_image, backend=backend, size=1, cmd=SLEEPER) as pool:
         sb = await pool.acquire()
         shell = await sb.shell()
         r = await shell.run("kill -9 $PPID; sleep 0.2; echo survived")
@@ -86,8 +86,8 @@ async def test_an_agent_killing_the_launcher_gets_a_session_and_the_pool_a_new_s
             assert not other.degraded
 
 
-async def test_one_off_commands_through_the_launcher_keep_exec_semantics(bash_image):
-    async with Sandbox(bash_image, cmd=SLEEPER) as sb:
+async def test_one_off_commands_through_the_launcher_keep_exec_semantics(bash_image, backend):
+    async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
         r = await sb.exec("cat; echo out; echo err >&2; exit 4", timeout=10)  # stdin is closed
         assert (r.exit_code, r.output) == (4, "out\nerr\n")
         r = await sb.exec(["sh", "-c", 'echo "$0 $PWD $X"', "argv0"], workdir="/etc", env={"X": "y"})
@@ -104,8 +104,8 @@ def test_spawn_lines_quote_every_word():
     assert line.endswith("</dev/null 2>&1 )")
 
 
-async def test_the_launcher_is_the_main_process_of_an_image_that_only_idles(bash_image):
-    async with Sandbox(bash_image) as sb:  # the image's command is `sleep infinity`
+async def test_the_launcher_is_the_main_process_of_an_image_that_only_idles(bash_image, backend):
+    async with Sandbox(bash_image, backend=backend) as sb:  # the image's command is `sleep infinity`
         assert len(await sb.processes()) == 2  # the init and the launcher: no sleep, no exec
         shell = await sb.shell()
         assert isinstance(shell._proc, LaunchedProcess)
@@ -113,8 +113,8 @@ async def test_the_launcher_is_the_main_process_of_an_image_that_only_idles(bash
         assert "sleep" not in out and out.count("bash --noprofile --norc -s") == 2
 
 
-async def test_killing_a_main_launcher_stops_the_sandbox_with_a_clear_error(bash_image):
-    async with SandboxPool(bash_image, size=1) as pool:
+async def test_killing_a_main_launcher_stops_the_sandbox_with_a_clear_error(bash_image, backend):
+    async with SandboxPool(bash_image, backend=backend, size=1) as pool:
         sb = await pool.acquire()
         shell = await sb.shell()
         with pytest.raises(SessionDied, match="stopped"):
@@ -124,14 +124,16 @@ async def test_killing_a_main_launcher_stops_the_sandbox_with_a_clear_error(bash
         assert pool.stats["replaced"] == 1
 
 
-async def test_a_sandbox_whose_launcher_cannot_start_uses_exec_and_is_still_reused(bash_image, monkeypatch):
+async def test_a_sandbox_whose_launcher_cannot_start_uses_exec_and_is_still_reused(
+    bash_image, backend, monkeypatch
+):
     from intercode_agents.sandbox.launcher import Launcher
 
     async def no_bash(self, *args, **kwargs):
         raise SessionDied("no bash in this image")
 
     monkeypatch.setattr(Launcher, "start", no_bash)
-    async with SandboxPool(bash_image, size=1, cmd=SLEEPER) as pool:
+    async with SandboxPool(bash_image, backend=backend, size=1, cmd=SLEEPER) as pool:
         sb = await pool.acquire(trusted=True)
         shell = await sb.shell()
         assert not isinstance(shell._proc, LaunchedProcess) and not sb.degraded

@@ -1,0 +1,279 @@
+"""The sandbox backend contract: the little the sandbox layer needs from a container engine.
+
+Everything above a :class:`Backend` (sandboxes, sessions, the launcher, pools, the pristine check,
+the envs) is engine-neutral; a backend maps these calls onto its engine:
+
+- start and remove a sandbox (:meth:`Backend.create`, :meth:`~Backend.start`, :meth:`~Backend.remove`);
+- open a process with a byte stream both ways (:meth:`~Backend.exec`, and :meth:`~Backend.attach` to
+  the main process before it starts): sessions and the launcher ride on the :class:`Channel`;
+- copy files in and out (:meth:`~Backend.put_archive`, :meth:`~Backend.get_archive`);
+- the change list of the root file system (:meth:`~Backend.changes`, Docker's rules: see
+  :mod:`intercode_agents.sandbox.docker.overlay`) and the processes (:meth:`~Backend.processes`), which
+  with read-only scripts run through :meth:`~Backend.exec` make the pristine fingerprint;
+- signal a process tree: the sandbox layer runs :data:`~intercode_agents.sandbox.stream.KILL_TREE`
+  through :meth:`~Backend.exec`, so a backend needs nothing more for it;
+- image identity (:meth:`~Backend.image`);
+- clean-up of leftovers by label (:meth:`~Backend.leftovers`, :meth:`~Backend.remove_now`).
+
+A backend may also offer **fast paths** for one sandbox (:class:`HostAccess`, returned by
+:meth:`Backend.start`): reading the container's writable layer, process list and files from the
+engine's own host instead of through the engine or a script inside the sandbox. Only the local Docker
+backend has them; every answer they give is also given by the slow paths, and the conformance suite
+(``tests/conformance/``) checks both against each other and runs on every backend.
+
+Errors: an engine that cannot be reached raises :class:`~intercode_agents.errors.EngineUnavailable`, a
+call past its deadline :class:`~intercode_agents.errors.EngineTimeout`, a missing image
+:class:`~intercode_agents.errors.ImageMissing`, a stopped container
+:class:`~intercode_agents.errors.SessionDied`. Transient failures are retried inside the backend; an
+agent's command never is.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+if TYPE_CHECKING:
+    from intercode_agents.sandbox.config import SandboxConfig
+    from intercode_agents.sandbox.container_fs import ContainerFiles
+    from intercode_agents.sandbox.signals import Proc
+
+ChangeKind = Literal["C", "A", "D"]
+_IDLE_COMMANDS = (("sleep", "infinity"),)
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    """An image as the engine knows it."""
+
+    ref: str
+    id: str
+    command: tuple[str, ...] | None = None
+    entrypoint: tuple[str, ...] | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def idles(self) -> bool:
+        """Whether the image's command only keeps a container alive (``sleep infinity``, no
+        entrypoint): the launcher can then be the container's main process."""
+        return not self.entrypoint and self.command in _IDLE_COMMANDS
+
+
+@dataclass(frozen=True)
+class CreateRequest:
+    """What to create: ``config``'s isolation and limits, these labels, and (``main_stdin``) a main
+    process whose input the sandbox layer writes, through :meth:`Backend.attach`, with ``command``."""
+
+    image: str
+    config: SandboxConfig
+    labels: Mapping[str, str]
+    command: Sequence[str] | None = None
+    main_stdin: bool = False
+
+
+@dataclass
+class Started:
+    """A started sandbox: its image's ID, whether the engine itself caps its disk (else the sandbox
+    layer's guard does), and its fast paths (None: the slow paths serve every question)."""
+
+    image_id: str
+    disk_capped: bool
+    host: HostAccess | None = None
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """A labelled container found on an engine."""
+
+    id: str
+    labels: Mapping[str, str]
+
+
+class Channel(ABC):
+    """One process's streams: bytes in, stdout and stderr out (each chunk tagged 1 or 2)."""
+
+    @abstractmethod
+    async def write(self, data: bytes) -> None:
+        """Send ``data`` to the process's input (SessionDied when the stream is gone)."""
+
+    @abstractmethod
+    async def read(self) -> tuple[int, bytes] | None:
+        """The next chunk of output as (1 for stdout or 2 for stderr, bytes); None at its end."""
+
+    @abstractmethod
+    def close_input(self) -> bool:
+        """End the process's input (half-close); False when this channel cannot."""
+
+    @abstractmethod
+    async def exit_code(self) -> int | None:
+        """The process's exit status, None while it runs (or when the backend cannot tell)."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Let go of the streams (the process may go on)."""
+
+
+class HostAccess(ABC):
+    """Fast paths of one sandbox, read from the engine's own host. Each method may raise
+    :class:`HostUnreadable`; the sandbox layer then falls back to the slow path for good."""
+
+    files: ContainerFiles | None = None  # the container's file system, resolved inside its root
+
+    @abstractmethod
+    def changes(self) -> list[tuple[str, ChangeKind]]:
+        """The root file system's changes (the same answer as :meth:`Backend.changes`)."""
+
+    @abstractmethod
+    def layer_entries(self) -> Any:
+        """Every entry of the writable layer, for the pristine fingerprint (stricter than
+        :meth:`changes`: a folder whose content changed and changed back still differs)."""
+
+    @abstractmethod
+    def usage(self) -> int:
+        """Bytes the writable layer takes on the engine's disk."""
+
+    @abstractmethod
+    def pids(self) -> frozenset[int]:
+        """The container's processes, as host PIDs (the same set :meth:`Backend.processes` names)."""
+
+    @abstractmethod
+    def processes(self) -> list[Proc]:
+        """The container's processes with their parents and start times, for signals by pidfd."""
+
+    def close(self) -> None:
+        if self.files is not None:
+            self.files.close()
+            self.files = None
+
+
+class HostUnreadable(Exception):
+    """A fast path cannot answer (any more): use the slow path."""
+
+
+class Backend(ABC):
+    """A container engine the sandboxes run on. One instance per engine and process; it is safe to
+    use from several event loops (clients are kept per loop).
+
+    ``slots`` is how many sandboxes this engine should hold at once when work is spread over several
+    (see :mod:`intercode_agents.sandbox.placement`); the counters below feed that placement.
+    """
+
+    type: ClassVar[str]
+    fast_paths: ClassVar[bool] = False  # whether start() may return HostAccess
+
+    def __init__(self, name: str, *, slots: int = 16) -> None:
+        self.name = name
+        self.slots = slots
+        self.live = 0  # sandboxes created and not yet removed
+        self.latency: float | None = None  # seconds, an average of recent create and exec calls
+        self.baseline: float | None = None  # the lowest such average seen: the engine at ease
+        self.down_until = 0.0  # monotonic time before which placement avoids this engine
+        self.failures = 0
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+    # -- health, for placement ------------------------------------------------------------------
+    def note_latency(self, seconds: float) -> None:
+        self.latency = seconds if self.latency is None else 0.8 * self.latency + 0.2 * seconds
+        if self.baseline is None or self.latency < self.baseline:
+            self.baseline = self.latency
+
+    def note_down(self) -> None:
+        """The engine did not answer: avoid it for a while (5 s, doubling to a minute)."""
+        self.failures += 1
+        self.down_until = time.monotonic() + min(5.0 * 2 ** (self.failures - 1), 60.0)
+
+    def note_up(self) -> None:
+        self.failures = 0
+        self.down_until = 0.0
+
+    @property
+    def down(self) -> bool:
+        return time.monotonic() < self.down_until
+
+    # -- the contract ---------------------------------------------------------------------------
+    @abstractmethod
+    async def ping(self) -> str:
+        """The engine's version; EngineUnavailable (saying how to start it) when it does not answer."""
+
+    @abstractmethod
+    async def image(self, ref: str) -> ImageInfo | None:
+        """What the engine knows of image ``ref`` (None: it has no such image)."""
+
+    @abstractmethod
+    async def create(self, request: CreateRequest) -> str:
+        """Create (not start) a sandbox; return its ID. ImageMissing when the image is not there."""
+
+    @abstractmethod
+    async def attach(self, sandbox_id: str) -> Channel:
+        """The main process's streams of a created sandbox, before it starts (nothing is missed)."""
+
+    @abstractmethod
+    async def start(self, sandbox_id: str, *, fast_paths: bool) -> Started:
+        """Start a created sandbox; ``fast_paths`` False never returns HostAccess."""
+
+    @abstractmethod
+    async def remove(self, sandbox_id: str) -> None:
+        """Remove a sandbox and everything it holds, running or not (a missing one is no error)."""
+
+    @abstractmethod
+    async def exec(
+        self,
+        sandbox_id: str,
+        argv: Sequence[str],
+        *,
+        user: str | None = None,
+        workdir: str | None = None,
+        env: Mapping[str, str] | None = None,
+        stdin: bool = True,
+    ) -> Channel:
+        """Start ``argv`` in the sandbox and return its streams."""
+
+    @abstractmethod
+    async def put_archive(self, sandbox_id: str, path: str, tar_bytes: bytes) -> None:
+        """Extract a tar archive into the folder ``path``."""
+
+    @abstractmethod
+    async def get_archive(self, sandbox_id: str, path: str) -> bytes:
+        """A tar archive of ``path`` (FileNotFoundError when it does not exist)."""
+
+    @abstractmethod
+    async def changes(self, sandbox_id: str) -> list[tuple[str, ChangeKind]]:
+        """The root file system's changes against the image, Docker's rules (``docker diff``)."""
+
+    @abstractmethod
+    async def processes(self, sandbox_id: str) -> frozenset[int]:
+        """The PIDs of every process alive in the sandbox, without starting one in it."""
+
+    @abstractmethod
+    async def running(self, sandbox_id: str) -> bool:
+        """Whether the sandbox's main process still runs."""
+
+    @abstractmethod
+    async def disk_usage(self, sandbox_id: str) -> int:
+        """Bytes the sandbox's writable layer takes on the engine's disk."""
+
+    @abstractmethod
+    async def leftovers(self, labels: Mapping[str, str]) -> list[Leftover]:
+        """Every container carrying all of ``labels``, running or not."""
+
+    @abstractmethod
+    def remove_now(self, sandbox_ids: Iterable[str], labels: Mapping[str, str] | None = None) -> int:
+        """Remove these sandboxes, and those carrying all of ``labels``, without an event loop (the
+        exit hook and the ``cleanup`` command call it). Returns how many were removed."""
+
+    def leftovers_now(self, labels: Mapping[str, str]) -> list[Leftover]:
+        """:meth:`leftovers` without an event loop."""
+        raise NotImplementedError
+
+    def image_store(self) -> Any:
+        """The engine's image store for the builder (an
+        :class:`~intercode_agents.sandbox.image_store.ImageStore`)."""
+        raise NotImplementedError(f"the {self.type} backend cannot build images")
+
+    async def close(self) -> None:  # noqa: B027 - optional: a backend without connections has none
+        """Close the running event loop's connections to the engine."""
