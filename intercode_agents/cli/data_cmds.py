@@ -13,7 +13,10 @@ from intercode_agents.cli.app import app, console, friendly
 @app.command("tasks")
 @friendly
 def tasks(
-    env: Annotated[str, typer.Argument(help="bash, sql, python or ctf.")],
+    env: Annotated[
+        str,
+        typer.Argument(help="bash, sql, python, ctf, or the path of an env YAML (see examples/custom_env)."),
+    ],
     select: Annotated[str | None, typer.Option("--tasks", "-t", help="Task selector (see below).")] = None,
     show_all: Annotated[bool, typer.Option("--all", help="Include unavailable tasks.")] = False,
     limit: Annotated[int, typer.Option(help="Rows to show (0: all).")] = 20,

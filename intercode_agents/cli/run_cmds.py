@@ -25,7 +25,10 @@ INTERRUPTED_EXIT = 130
 @app.command("gold")
 @friendly
 def gold_cmd(
-    env: Annotated[str, typer.Argument(help="bash, sql, python or ctf.")],
+    env: Annotated[
+        str,
+        typer.Argument(help="bash, sql, python, ctf, or the path of an env YAML (see examples/custom_env)."),
+    ],
     tasks: TasksOpt = None,
     concurrency: ConcurrencyOpt = 4,
     reward: RewardOpt = "intercode",
@@ -145,7 +148,10 @@ def report_cmd(
 @app.command("play")
 @friendly
 def play_cmd(
-    env: Annotated[str, typer.Argument(help="bash, sql, python or ctf.")],
+    env: Annotated[
+        str,
+        typer.Argument(help="bash, sql, python, ctf, or the path of an env YAML (see examples/custom_env)."),
+    ],
     task: Annotated[str | None, typer.Option("--task", help="The task id (default: a random task).")] = None,
     tasks: TasksOpt = None,
     reward: RewardOpt = "intercode",

@@ -8,16 +8,21 @@ against the gold solution in its own pristine sandbox, each test under its own t
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
-from intercode_agents.datasets import Task
-from intercode_agents.envs.base import ActionResult
+from intercode_agents.datasets import Task, entry_point
+from intercode_agents.datasets.sources import TaskSource
+from intercode_agents.envs.base import ActionResult, TaskDetails
 from intercode_agents.envs.pooled import PooledEnv
+from intercode_agents.errors import DatasetError
 from intercode_agents.rewards import RewardResult, TestOutcome, python_reward
 from intercode_agents.sandbox import JsonSession, Sandbox
 
 HELPER = ["python3", "/opt/intercode/pyrepl.py"]
 TEST_TIMEOUT = 10.0
+_DEF = re.compile(r"^def\s+([A-Za-z_]\w*)\s*\(", re.MULTILINE)
 _GOLD_CACHE: dict[tuple[str, str], list[TestOutcome]] = {}  # (image id, task id) -> the gold's outcomes
 
 
@@ -40,8 +45,47 @@ def alias_line(submitted: str, expected: str | None) -> str:
 class PythonEnv(PooledEnv):
     name = "python"
     language = "python"
+    action_language = "python"
     default_image = "python"
     submit_takes_argument = True
+    submit_description = (
+        "Finish the task: submit the name of the function that solves it. The tests then run."
+    )
+    answer_description = "The name of the function that solves the task."
+
+    @classmethod
+    def task_details(
+        cls, record: dict[str, Any], source: TaskSource, index: int, root: Path | None
+    ) -> TaskDetails:
+        """A Python task carries its tests, their setup code and the function they call."""
+        where = f"task #{index} of split {source.env}/{source.split}"
+        tests = record.get("tests")
+        if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
+            raise DatasetError(f"{where} needs 'tests': a list of test code strings")
+        entry = record.get("entry_point") or entry_point(str(record["gold"]), tests, where=where)
+        meta = {
+            "task_id": record.get("task_id", index),
+            "tests": list(tests),
+            "test_setup_code": str(record.get("test_setup_code") or ""),
+            "entry_point": str(entry),
+        }
+        return TaskDetails(meta=meta)
+
+    def default_submission(self) -> str:
+        """The function the task's tests call."""
+        return str(self.task.meta.get("entry_point") or "") if self.task is not None else ""
+
+    def submission_candidate(self, actions: list[str], observations: list[str]) -> str | None:
+        """The function the tests call, else the last function the agent defined."""
+        if entry := self.default_submission():
+            return entry
+        names = [name for action in actions for name in _DEF.findall(action)]
+        return names[-1] if names else ""
+
+    @classmethod
+    def gold_actions(cls, task: Task) -> list[str]:
+        """Define the gold solution, then submit the function the tests call."""
+        return [task.gold, f"submit {task.meta.get('entry_point') or ''}".rstrip()]
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)

@@ -113,7 +113,7 @@ class Strategy(ABC):
             model_settings=described["settings"],
             seed=seed,
             reward_mode=env.reward_mode,
-            context=self.context(),
+            context=self.context() | {"language": env.language},
             started_at=started,
         )
         budget = self.budget(trajectory.model, started_at=clock)
