@@ -1,6 +1,7 @@
 """The gold replay that proves the envs: every gold answer must earn full marks.
 
-CI runs the full Bash (224) and Spider (1034) sets, a sample of MBPP, and every available CTF task.
+CI runs the full Bash (224) and Spider (1034) sets, a sample of MBPP, all of HumanEval (164), and every
+available CTF task.
 The only exceptions allowed are listed here with their reason; anything else failing is a regression.
 """
 
@@ -79,3 +80,9 @@ def test_every_available_ctf_gold_flag_scores_one():
     report = gold("ctf", "--concurrency", "4")
     assert report["total"] == 94  # 100 tasks, 6 unavailable here (downloads, missing big files)
     assert report["n_solved"] == 94, report["failed"]
+
+
+def test_every_humaneval_gold_scores_one():
+    report = gold("python", "--tasks", "humaneval", "--concurrency", "4")
+    assert report["total"] == 164
+    assert report["n_solved"] == 164, report["failed"] + report["corrupt"]
