@@ -38,10 +38,12 @@ class EngineTimeout(IntercodeError):
 class ImageMissing(IntercodeError):
     """A sandbox image is not present in the engine."""
 
-    def __init__(self, image: str) -> None:
+    def __init__(self, image: str, build_command: str | None = None) -> None:
         self.image = image
         super().__init__(
-            f"image {image!r} is not built. Build it with `intercode-agents images build` "
+            f"image {image!r} is not built. Build it with `{build_command}`."
+            if build_command
+            else f"image {image!r} is not built. Build it with `intercode-agents images build` "
             "(or `intercode-agents images build <name>` for just this one)."
         )
 

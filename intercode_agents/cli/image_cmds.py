@@ -24,17 +24,28 @@ def images_build(
         ),
     ] = "auto",
     force: Annotated[bool, typer.Option(help="Rebuild even when the inputs did not change.")] = False,
+    env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--env", help="An env YAML whose own images to build (repeatable); with no names, only those."
+        ),
+    ] = None,
 ) -> None:
     """Build the sandbox images from docker/ (idempotent: unchanged images are skipped).
 
     Examples:
       intercode-agents images build
       intercode-agents images build bash sql --base debootstrap
+      intercode-agents images build --env examples/custom_env/jq.yaml
     """
     from intercode_agents.images import build_images
 
     results = build_images(
-        names or None, base=base, force=force, log=lambda line: console.print(line, highlight=False)
+        names or None,
+        base=base,
+        force=force,
+        log=lambda line: console.print(line, highlight=False),
+        envs=list(env) if env else None,
     )
     table = Table("image", "status", "size MB", "seconds")
     for r in results:

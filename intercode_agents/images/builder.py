@@ -14,12 +14,13 @@ from typing import Literal
 import docker.errors
 import requests
 
-from intercode_agents.errors import EngineUnavailable, ImageBuildError
+from intercode_agents.errors import ConfigError, EngineUnavailable, ImageBuildError
 from intercode_agents.images.base_image import resolve_base
 from intercode_agents.images.catalog import (
     BASE_PARENT,
     ImageSpec,
     default_docker_dir,
+    env_images,
     load_catalog,
     select_images,
 )
@@ -196,16 +197,28 @@ def build_images(
     data_root: Path | None = None,
     log: Callable[[str], None] = print,
     docker_dir: Path | None = None,
+    envs: list[str | Path] | None = None,
 ) -> list[BuildResult]:
     """Build ``names`` (default: every image) and their parents, dependencies first.
 
     An image whose inputs (Dockerfile folder, helpers, extra files, parent image ID) are unchanged
     is skipped; ``force=True`` rebuilds without the layer cache. ``base`` is "auto" (Debian from
     the registry, else a debootstrap import), "debootstrap", or an image ref. ``docker_dir``
-    points at another folder holding an ``images.yaml`` and the Dockerfile folders.
+    points at another folder holding an ``images.yaml`` and the Dockerfile folders. ``envs`` adds
+    the images that env YAMLs declare (a user env's, say); with no ``names``, only those (and their
+    parents) are built.
     """
     root = Path(docker_dir) if docker_dir is not None else default_docker_dir()
     catalog = load_catalog(root)
+    if envs:
+        own: list[str] = []
+        for env in envs:
+            merged = env_images(env, catalog)
+            own += [name for name in merged if name not in catalog]
+            catalog = merged
+        names = names or own
+        if not names:
+            raise ConfigError(f"the env definition(s) {', '.join(map(str, envs))} declare no images")
     selected = select_images(catalog, names)
     helpers = root / HELPERS_DIR
     api = engine_client()
