@@ -47,8 +47,8 @@ def ctf_asset_files(task: Task) -> list[Path]:
 
     Paths are absolute; the env copies them keeping their path relative to ``task.meta["asset_dir"]``.
     """
-    if task.env != "ctf":
-        raise DatasetError(f"task {task.id} is a {task.env} task; only CTF tasks have assets")
+    if "asset_dir" not in task.meta:
+        raise DatasetError(f"task {task.id} has no asset folder; only CTF tasks have assets")
     asset_dir = Path(task.meta["asset_dir"])
     if not asset_dir.is_dir():
         raise DatasetError(f"the asset folder {asset_dir} of task {task.id} is missing")
