@@ -27,8 +27,9 @@ def tasks(
     globs (bash/fs1/*) and key=value filters (hardness=easy, db=poker_player, tag=Forensics).
 
     Task ids end in the task's position in its split's file (0-based) for Bash, SQL, HumanEval and
-    every mini set (bash/fs1/3 is the 4th task of fs1; python/humaneval/0 is HumanEval/0), but in the task's own id for Python's MBPP
-    (python/mbpp/11 is MBPP task 11, the file's 11th record, position 10) and for picoCTF (ctf/42).
+    every mini set (bash/fs1/3 is the 4th task of fs1; python/humaneval/0 is HumanEval/0), but in
+    the task's own id for Python's MBPP (python/mbpp/11 is MBPP task 11, the file's 11th record,
+    position 10) and for picoCTF (ctf/42).
     A position works the same way in every env: SPLIT/#N or SPLIT/#A-B (python/mbpp/#10 is MBPP
     task 11; bash/fs1/#3 is bash/fs1/3). The # keeps the two forms apart, so they never clash:
     python/mbpp/10 is always MBPP's id 10, python/mbpp/#10 always the 11th record.
