@@ -66,6 +66,9 @@ def test_eval_with_the_gold_and_with_a_scripted_model(built: None, tmp_path: Pat
         json.loads(line) for line in (tmp_path / "gold" / "trajectories.jsonl").read_text().splitlines()
     ]
     assert len(records) == 7 and all(r["outcome"] == "solved" and r["env"] == "jq" for r in records)
+    # a new process replays the run's records: the run names the env's YAML
+    proc = cli("replay", str(tmp_path / "gold" / "trajectories.jsonl"), "--no-progress")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
 
     scripted = f"{EXAMPLE / 'scripted_model.py'}:berlin_solver"
     out = tmp_path / "scripted"
