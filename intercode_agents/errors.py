@@ -38,19 +38,21 @@ class EngineTimeout(IntercodeError):
 class ImageMissing(IntercodeError):
     """A sandbox image is not present in the engine."""
 
-    def __init__(self, image: str, engine: str | None = None) -> None:
+    def __init__(self, image: str, engine: str | None = None, build_command: str | None = None) -> None:
         self.image = image
         self.engine = engine
-        if engine is None:
-            super().__init__(
-                f"image {image!r} is not built. Build it with `intercode-agents images build` "
-                "(or `intercode-agents images build <name>` for just this one)."
-            )
-        else:
+        if engine is not None:
             super().__init__(
                 f"image {image!r} is not on engine {engine}. Copy it there with `intercode-agents "
                 f"images copy --to {engine}` or build it there with `intercode-agents images build "
                 f"--engine {engine}`."
+            )
+        else:
+            super().__init__(
+                f"image {image!r} is not built. Build it with `{build_command}`."
+                if build_command
+                else f"image {image!r} is not built. Build it with `intercode-agents images build` "
+                "(or `intercode-agents images build <name>` for just this one)."
             )
 
 

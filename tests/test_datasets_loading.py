@@ -48,7 +48,7 @@ def test_resolve_data_root_rejects_bad_env_path(monkeypatch: pytest.MonkeyPatch,
     [
         ("bash", {"fs1": 60, "fs2": 53, "fs3": 60, "fs4": 27, "test": 24, "mini": 8}, 200),
         ("sql", {"spider": 1034, "wikisql": 196, "mini": 6}, 1034),
-        ("python", {"mbpp": 974, "mini": 5}, 974),
+        ("python", {"mbpp": 974, "humaneval": 164, "mini": 5}, 974),
         ("ctf", {"picoctf": 100, "mini": 5}, 94),  # 6 picoCTF tasks cannot run offline
     ],
 )

@@ -13,7 +13,10 @@ from intercode_agents.cli.app import app, console, friendly
 @app.command("tasks")
 @friendly
 def tasks(
-    env: Annotated[str, typer.Argument(help="bash, sql, python or ctf.")],
+    env: Annotated[
+        str,
+        typer.Argument(help="bash, sql, python, ctf, or the path of an env YAML (see examples/custom_env)."),
+    ],
     select: Annotated[str | None, typer.Option("--tasks", "-t", help="Task selector (see below).")] = None,
     show_all: Annotated[bool, typer.Option("--all", help="Include unavailable tasks.")] = False,
     limit: Annotated[int, typer.Option(help="Rows to show (0: all).")] = 20,
@@ -23,9 +26,10 @@ def tasks(
     Selector: comma-separated split names (fs1, test, mini, spider, ...), task ids, positions, id
     globs (bash/fs1/*) and key=value filters (hardness=easy, db=poker_player, tag=Forensics).
 
-    Task ids end in the task's position in its split's file (0-based) for Bash, SQL and every mini
-    set (bash/fs1/3 is the 4th task of fs1), but in the task's own id for Python's MBPP
-    (python/mbpp/11 is MBPP task 11, the file's 11th record, position 10) and for picoCTF (ctf/42).
+    Task ids end in the task's position in its split's file (0-based) for Bash, SQL, HumanEval and
+    every mini set (bash/fs1/3 is the 4th task of fs1; python/humaneval/0 is HumanEval/0), but in
+    the task's own id for Python's MBPP (python/mbpp/11 is MBPP task 11, the file's 11th record,
+    position 10) and for picoCTF (ctf/42).
     A position works the same way in every env: SPLIT/#N or SPLIT/#A-B (python/mbpp/#10 is MBPP
     task 11; bash/fs1/#3 is bash/fs1/3). The # keeps the two forms apart, so they never clash:
     python/mbpp/10 is always MBPP's id 10, python/mbpp/#10 always the 11th record.
@@ -35,6 +39,8 @@ def tasks(
       intercode-agents tasks sql --tasks "spider,hardness=extra" --limit 0
       intercode-agents tasks python --tasks "python/mbpp/11,python/mbpp/#0-4"
       intercode-agents tasks ctf --all
+      intercode-agents tasks python --tasks humaneval
+      intercode-agents tasks examples/custom_env/jq.yaml
     """
     from intercode_agents.datasets import select_tasks, split_names
 

@@ -90,7 +90,10 @@ ModelOpt = Annotated[
 @app.command("eval")
 @friendly
 def eval_cmd(
-    env: Annotated[str, typer.Argument(help="bash, sql, python or ctf.")],
+    env: Annotated[
+        str,
+        typer.Argument(help="bash, sql, python, ctf, or the path of an env YAML (see examples/custom_env)."),
+    ],
     model: ModelOpt = None,
     strategy: Annotated[
         str | None,

@@ -36,6 +36,12 @@ def images_build(
     ] = "auto",
     force: Annotated[bool, typer.Option(help="Rebuild even when the inputs did not change.")] = False,
     engine: EngineOpt = None,
+    env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--env", help="An env YAML whose own images to build (repeatable); with no names, only those."
+        ),
+    ] = None,
 ) -> None:
     """Build the sandbox images from docker/ (idempotent: unchanged images are skipped).
 
@@ -43,6 +49,7 @@ def images_build(
       intercode-agents images build
       intercode-agents images build bash sql --base debootstrap
       intercode-agents images build bash --engine tcp://127.0.0.1:2376
+      intercode-agents images build --env examples/custom_env/jq.yaml
     """
     from intercode_agents.images import build_images
 
@@ -52,6 +59,7 @@ def images_build(
         force=force,
         log=lambda line: console.print(line, highlight=False),
         backend=engine,
+        envs=list(env) if env else None,
     )
     table = Table("image", "status", "size MB", "seconds")
     for r in results:

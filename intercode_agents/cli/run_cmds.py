@@ -76,7 +76,10 @@ def print_engines(engines: list[dict[str, Any]], retried: int) -> None:
 @app.command("gold")
 @friendly
 def gold_cmd(
-    env: Annotated[str, typer.Argument(help="bash, sql, python or ctf.")],
+    env: Annotated[
+        str,
+        typer.Argument(help="bash, sql, python, ctf, or the path of an env YAML (see examples/custom_env)."),
+    ],
     tasks: TasksOpt = None,
     concurrency: ConcurrencyOpt = 4,
     reward: RewardOpt = "intercode",
@@ -201,7 +204,10 @@ def report_cmd(
 @app.command("play")
 @friendly
 def play_cmd(
-    env: Annotated[str, typer.Argument(help="bash, sql, python or ctf.")],
+    env: Annotated[
+        str,
+        typer.Argument(help="bash, sql, python, ctf, or the path of an env YAML (see examples/custom_env)."),
+    ],
     task: Annotated[str | None, typer.Option("--task", help="The task id (default: a random task).")] = None,
     tasks: TasksOpt = None,
     reward: RewardOpt = "intercode",

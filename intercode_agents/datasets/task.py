@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-
-EnvName = Literal["bash", "sql", "python", "ctf"]
-ENV_NAMES: tuple[str, ...] = ("bash", "sql", "python", "ctf")
 
 
 class Task(BaseModel):
@@ -18,12 +15,12 @@ class Task(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    id: str  # "bash/fs1/0", "sql/spider/0", "python/mbpp/11", "ctf/42", "ctf/mini/0", ...
-    env: EnvName
-    split: str  # "fs1".."fs4", "test", "mini", "spider", "wikisql", "mbpp", "picoctf"
+    id: str  # "bash/fs1/0", "sql/spider/0", "python/mbpp/11", "python/humaneval/0", "ctf/42", ...
+    env: str  # the env's name: "bash", "sql", "python", "ctf", or a user env's (see envs/registry.py)
+    split: str  # "fs1".."fs4", "test", "mini", "spider", "wikisql", "mbpp", "humaneval", "picoctf", ...
     query: str
     gold: str
-    image: str  # short image name: "bash-fs1".."bash-fs4", "bash-fstest", "bash-mini", "sql", "python", "ctf"
+    image: str  # short image name: "bash-fs1".."bash-fs4", "bash-fstest", "bash-mini", "sql", "python", ...
     group: dict[
         str, str
     ]  # the paper's metric groups: {"fs": "fs1"}, {"hardness": ..., "db": ...}, {"tag": ...}

@@ -32,6 +32,18 @@ if TYPE_CHECKING:
     from langchain_core.tools import BaseToolkit
 
     from intercode_agents.datasets import Task
+    from intercode_agents.datasets.sources import TaskSource
+
+
+@dataclass(frozen=True)
+class TaskDetails:
+    """What an env class adds to a task read from a record: its metric groups, its meta, and why it
+    cannot run here (None when it can)."""
+
+    group: dict[str, str] = dataclasses.field(default_factory=dict)
+    meta: dict[str, Any] = dataclasses.field(default_factory=dict)
+    unavailable: str | None = None
+
 
 REWARD_MODES = ("intercode", "strict")
 _SUBMIT = re.compile(r"^\s*submit\b[ \t]*(.*)\Z", re.DOTALL)
@@ -69,13 +81,27 @@ def parse_submit(action: str) -> str | None:
 
 
 class Env(ABC):
-    """Base class of the Bash, SQL, Python and CTF environments."""
+    """Base class of every environment: ours (Bash, SQL, Python, CTF) and users' own."""
 
-    name: ClassVar[str]  # "bash" | "sql" | "python" | "ctf"
-    language: ClassVar[str]  # prompt/tool language key
-    submit_takes_argument: ClassVar[bool] = (
-        False  # Python and CTF submit an answer; Bash and SQL the last output
+    #: The env's name; task ids start with it. An env YAML's ``name`` sets it on the instance.
+    name: str
+    #: The key of the env's rules for failure-mode tags (``bash``, ``sql``, ``python``, ``ctf``: Bash
+    #: plus Python rules) and of its texts in the prompt files; other keys get the Bash rules.
+    language: ClassVar[str] = "bash"
+    #: What an action is written in: picks the run tool (``run_bash``, ``run_sql``, ``run_python``)
+    #: and how a model's text reply is read.
+    action_language: ClassVar[str] = "bash"
+    #: Python and CTF submit an answer; Bash and SQL the last output.
+    submit_takes_argument: ClassVar[bool] = False
+    #: The submit tool's description, and that of its ``answer`` argument (envs that take one).
+    submit_description: ClassVar[str] = (
+        "Finish the task: the output of your last action is submitted as the answer."
     )
+    answer_description: ClassVar[str] = "The answer to submit."
+    #: The env's own prompt texts (name, environment, submit, entry_point), used where a strategy's
+    #: prompt file has none under the env's name; an env YAML's ``prompts`` adds to them (in
+    #: ``self.prompt_texts``).
+    default_prompts: ClassVar[dict[str, str]] = {}
     # How actions may run: "session" (a persistent session); Bash and CTF also "paper" (as the original).
     execution_modes: ClassVar[tuple[str, ...]] = ("session",)
 
@@ -113,6 +139,7 @@ class Env(ABC):
             )
         self.reward_mode = reward
         self.execution = execution
+        self.prompt_texts: dict[str, str] = dict(self.default_prompts)
         self.max_turns = max_turns
         self.data_root = Path(data_root) if data_root else None
         self.action_timeout = action_timeout
@@ -291,6 +318,36 @@ class Env(ABC):
     def _annotate(self, result: ActionResult) -> ActionResult:
         """Add what the harness has to tell the agent about its sandbox to an action's observation."""
         return result
+
+    # -- what tools, strategies and the gold policy ask of an env ----------------------------------
+    def default_submission(self) -> str:
+        """The answer a bare submit carries in an env whose submit takes one ('' when there is none)."""
+        return ""
+
+    def submission_candidate(self, actions: list[str], observations: list[str]) -> str | None:
+        """What a strategy submits for an agent that did not say: None (the last output) for envs
+        whose submit takes no answer, else the default submission."""
+        return self.default_submission() if self.submit_takes_argument else None
+
+    @classmethod
+    def gold_actions(cls, task: Task) -> list[str]:
+        """The gold policy: run the gold and submit its output, or submit the gold as the answer."""
+        if cls.submit_takes_argument:
+            return [f"submit {task.gold}"]
+        return [task.gold, "submit"]
+
+    @classmethod
+    def task_details(
+        cls, record: dict[str, Any], source: TaskSource, index: int, root: Path | None
+    ) -> TaskDetails:
+        """The group, meta and availability of the task made from ``record`` (the ``index``-th of its
+        split's file; ``root`` is the InterCode data root for splits that read from it, for
+        ``source.resolve``). By default the meta holds the record's fields that are not the query or the
+        gold, and the group those the source's ``group`` option names."""
+        used = {"query", "gold", *(v for v in source.fields.values() if isinstance(v, str))}
+        meta = {k: v for k, v in record.items() if k not in used}
+        group = {key: str(record[key]) for key in source.options.get("group", []) if key in record}
+        return TaskDetails(group=group, meta=meta)
 
     # -- hooks ------------------------------------------------------------------------------------
     @abstractmethod

@@ -15,10 +15,12 @@ runs fresh.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from intercode_agents.datasets import Task
-from intercode_agents.envs.base import ActionResult
+from intercode_agents.datasets.sources import TaskSource
+from intercode_agents.envs.base import ActionResult, TaskDetails
 from intercode_agents.envs.bash_fact_store import fact_store
 from intercode_agents.envs.bash_facts import (
     MISSING,
@@ -54,6 +56,19 @@ class BashEnv(PooledEnv):
     default_image = "bash"
     execution_modes = EXECUTION_MODES
     task_dirs = ("/testbed",)
+
+    @classmethod
+    def task_details(
+        cls, record: dict[str, Any], source: TaskSource, index: int, root: Path | None
+    ) -> TaskDetails:
+        """A Bash task on a prepared file system (its split's ``fs_script`` option) is grouped by that
+        file system, and its meta names the script; other splits get the default details."""
+        script = source.options.get("fs_script")
+        if not script:
+            return super().task_details(record, source, index, root)
+        meta = {"source": str(source.options.get("source", source.env))}
+        meta["fs_script"] = str(source.resolve(str(script), root))
+        return TaskDetails(group={"fs": source.split}, meta=meta)
 
     def __init__(self, *, facts_cache: str = "disk", gold_timeout: float = 60.0, **kw: Any) -> None:
         super().__init__(**kw)

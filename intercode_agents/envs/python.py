@@ -13,13 +13,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+from pathlib import Path
 from typing import Any
 
-from intercode_agents.datasets import Task
-from intercode_agents.envs.base import ActionResult
+from intercode_agents.datasets import Task, entry_point
+from intercode_agents.datasets.check_tests import split_check_function
+from intercode_agents.datasets.sources import TaskSource
+from intercode_agents.envs.base import ActionResult, TaskDetails
 from intercode_agents.envs.pooled import PooledEnv
 from intercode_agents.envs.python_scorer import AssertScorer, Cell, Program, TestRun
-from intercode_agents.errors import ConfigError
+from intercode_agents.errors import ConfigError, DatasetError
 from intercode_agents.rewards import RewardResult, python_reward
 from intercode_agents.rewards.python_asserts import UnsplittableTest
 from intercode_agents.sandbox import JsonSession, Sandbox
@@ -29,6 +32,7 @@ HELPER = ["python3", "/opt/intercode/pyrepl.py"]
 # its parenthesis right after the name (so a helper written "def helper (x):" is passed over).
 _FIRST_DEF = re.compile(r"def (\w+)\(")
 _GOLD_CACHE: dict[tuple[str, str], list[TestRun]] = {}  # (image id, task id) -> the gold's probe results
+_DEF = re.compile(r"^def\s+([A-Za-z_]\w*)\s*\(", re.MULTILINE)  # a definition at the top level
 
 
 def alias_line(submitted: str, expected: str | None) -> str:
@@ -47,6 +51,7 @@ def _stop_line(reply: dict[str, Any]) -> int | None:
 class PythonEnv(PooledEnv):
     name = "python"
     language = "python"
+    action_language = "python"
     default_image = "python"
     submit_takes_argument = True
     # "paper": scored as the original InterCode scored, for comparisons with the paper's table. It
@@ -55,6 +60,50 @@ class PythonEnv(PooledEnv):
     # the gold's definitions stood in for the agent's earlier ones in later scorings. Here that
     # history is replayed in the scoring sandbox only: the agent's REPL never sees the gold.
     execution_modes = ("session", "paper")
+    submit_description = (
+        "Finish the task: submit the name of the function that solves it. The tests then run."
+    )
+    answer_description = "The name of the function that solves the task."
+
+    @classmethod
+    def task_details(
+        cls, record: dict[str, Any], source: TaskSource, index: int, root: Path | None
+    ) -> TaskDetails:
+        """A Python task carries its tests, their setup code and the function they call."""
+        where = f"task #{index} of split {source.env}/{source.split}"
+        tests = record.get("tests")
+        if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
+            raise DatasetError(f"{where} needs 'tests': a list of test code strings")
+        entry = record.get("entry_point") or entry_point(str(record["gold"]), tests, where=where)
+        setup = str(record.get("test_setup_code") or "")
+        if source.options.get("tests") == "check_function":  # HumanEval's style: def check(candidate)
+            if len(tests) != 1:
+                raise DatasetError(f"{where}: a check-function task has one block of test code")
+            own_setup, tests = split_check_function(tests[0], str(entry), where=where)
+            setup = "\n".join(part for part in (setup, own_setup) if part)
+        meta = {
+            "task_id": record.get("task_id", index),
+            "tests": list(tests),
+            "test_setup_code": setup,
+            "entry_point": str(entry),
+        }
+        return TaskDetails(meta=meta)
+
+    def default_submission(self) -> str:
+        """The function the task's tests call."""
+        return str(self.task.meta.get("entry_point") or "") if self.task is not None else ""
+
+    def submission_candidate(self, actions: list[str], observations: list[str]) -> str | None:
+        """The function the tests call, else the last function the agent defined."""
+        if entry := self.default_submission():
+            return entry
+        names = [name for action in actions for name in _DEF.findall(action)]
+        return names[-1] if names else ""
+
+    @classmethod
+    def gold_actions(cls, task: Task) -> list[str]:
+        """Define the gold solution, then submit the function the tests call."""
+        return [task.gold, f"submit {task.meta.get('entry_point') or ''}".rstrip()]
 
     def __init__(self, *, test_timeout: float = 10.0, load_timeout: float = 60.0, **kw: Any) -> None:
         super().__init__(**kw)

@@ -16,13 +16,15 @@ row cap. Gold results come from the gold server (:mod:`~intercode_agents.envs.sq
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from intercode_agents.datasets import Task
-from intercode_agents.envs.base import ActionResult, Env
+from intercode_agents.datasets.sources import TaskSource
+from intercode_agents.envs.base import ActionResult, Env, TaskDetails
 from intercode_agents.envs.sql_gold import SCORE_ROW_CAP, gold_outcome
 from intercode_agents.envs.sql_server import SqlClient, SqlServer, close_server, open_server
-from intercode_agents.errors import SessionDied
+from intercode_agents.errors import DatasetError, SessionDied
 from intercode_agents.images import image_ref
 from intercode_agents.rewards import RewardResult, SqlOutcome, sql_reward
 from intercode_agents.sqlcheck.isolation import isolation_refusal
@@ -40,6 +42,23 @@ def render_rows(rows: list[list[Any]], limit: int) -> str:
 class SqlEnv(Env):
     name = "sql"
     language = "sql"
+    action_language = "sql"
+
+    @classmethod
+    def task_details(
+        cls, record: dict[str, Any], source: TaskSource, index: int, root: Path | None
+    ) -> TaskDetails:
+        """A SQL task names its database; Spider's carry their hardness (a metric group)."""
+        if "db" not in record:
+            raise DatasetError(f"task #{index} of split {source.env}/{source.split} has no 'db' field")
+        db = record["db"]
+        group = {"db": db} | ({"hardness": record["hardness"]} if "hardness" in record else {})
+        meta: dict[str, Any] = {"db": db}
+        if "db_tables" in record:
+            meta["db_tables"] = record["db_tables"]
+        if "note" in source.options:
+            meta["note"] = str(source.options["note"])
+        return TaskDetails(group=group, meta=meta)
 
     def __init__(self, *, image: str = "sql", max_rows_shown: int = 100, **kw: Any) -> None:
         super().__init__(**kw)

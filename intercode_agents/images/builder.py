@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from intercode_agents.errors import ImageBuildError
+from intercode_agents.errors import ConfigError, ImageBuildError
 from intercode_agents.images.base_image import resolve_base
 from intercode_agents.images.catalog import (
     BASE_PARENT,
     ImageSpec,
     default_docker_dir,
+    env_images,
     load_catalog,
     select_images,
 )
@@ -172,6 +173,7 @@ def build_images(
     log: Callable[[str], None] = print,
     docker_dir: Path | None = None,
     backend: Any = None,
+    envs: list[str | Path] | None = None,
 ) -> list[BuildResult]:
     """Build ``names`` (default: every image) and their parents, dependencies first.
 
@@ -180,10 +182,20 @@ def build_images(
     the registry, else a debootstrap import), "debootstrap", or an image ref. ``docker_dir``
     points at another folder holding an ``images.yaml`` and the Dockerfile folders. ``backend``
     names the engine to build on (see :mod:`intercode_agents.sandbox.backends`; default: the
-    default backend).
+    default backend). ``envs`` adds the images that env YAMLs declare (a user env's, say); with no
+    ``names``, only those (and their parents) are built.
     """
     root = Path(docker_dir) if docker_dir is not None else default_docker_dir()
     catalog = load_catalog(root)
+    if envs:
+        own: list[str] = []
+        for env in envs:
+            merged = env_images(env, catalog)
+            own += [name for name in merged if name not in catalog]
+            catalog = merged
+        names = names or own
+        if not names:
+            raise ConfigError(f"the env definition(s) {', '.join(map(str, envs))} declare no images")
     selected = select_images(catalog, names)
     helpers = root / HELPERS_DIR
     store = resolve_backend(backend).image_store()

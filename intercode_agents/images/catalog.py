@@ -132,6 +132,26 @@ def load_catalog(docker_dir: Path | None = None) -> dict[str, ImageSpec]:
     return {name: specs[name] for name in _build_order(specs)}
 
 
+def env_images(env: str | Path, catalog: dict[str, ImageSpec] | None = None) -> dict[str, ImageSpec]:
+    """The images an env YAML declares under ``images`` (rows as in ``images.yaml``; a ``folder`` is
+    relative to the YAML, default the YAML's own folder), after the project's catalog, ordered for
+    building. Their parent is ``base`` or a project image."""
+    from intercode_agents.envs.registry import load_spec
+
+    spec = load_spec(env)
+    catalog = dict(catalog if catalog is not None else load_catalog())
+    own: dict[str, ImageSpec] = {}
+    for name, row in spec.images.items():
+        if str(name) in catalog:
+            raise ConfigError(
+                f"{spec.path}: image {name!r} is a project image; give the env's image its own name"
+            )
+        row = {"folder": ".", **row} if isinstance(row, dict) else row
+        own[str(name)] = _parse_spec(str(name), row, spec.folder, spec.path)
+    merged = {**catalog, **own}
+    return {name: merged[name] for name in _build_order(merged)}
+
+
 def known_images(docker_dir: Path | None = None) -> list[str]:
     """The project's image names in build order (dependencies first)."""
     return list(load_catalog(docker_dir))

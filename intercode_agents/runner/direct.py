@@ -26,15 +26,14 @@ NextAction = Callable[[int, str], Awaitable[str | None]]
 
 
 def gold_actions(task: Task, env: Env | None = None) -> list[str]:
-    """The gold policy: Bash/SQL run the gold then ``submit``; Python runs the gold code then
-    ``submit <entry_point>``; CTF (and any env whose submit takes the answer) submits the gold."""
-    entry_point = task.meta.get("entry_point")
-    if entry_point:
-        return [task.gold, f"submit {entry_point}"]
-    takes_argument = env.submit_takes_argument if env is not None else task.env == "ctf"
-    if takes_argument:
-        return [f"submit {task.gold}"]
-    return [task.gold, "submit"]
+    """The gold policy of the task's env (:meth:`Env.gold_actions <intercode_agents.envs.Env.gold_actions>`):
+    Bash/SQL run the gold then ``submit``; Python runs the gold code then ``submit <entry_point>``; CTF
+    (and any env whose submit takes the answer) submits the gold."""
+    if env is None:
+        from intercode_agents.envs.registry import load_spec
+
+        return load_spec(task.env).env_class().gold_actions(task)
+    return env.gold_actions(task)
 
 
 def replayable_actions(traj: Trajectory) -> list[str]:
@@ -72,7 +71,7 @@ async def play_direct(
         seed=seed,
         reward_mode=env.reward_mode,
         execution=env.execution,
-        context={"max_turns": max_turns, "policy": model},
+        context={"max_turns": max_turns, "policy": model, "language": env.language},
         started_at=started,
     )
     try:

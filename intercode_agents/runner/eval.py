@@ -43,6 +43,7 @@ from intercode_agents import __version__
 from intercode_agents.datasets import Task, select_tasks
 from intercode_agents.envs import REWARD_MODES, load_spec
 from intercode_agents.errors import ConfigError
+from intercode_agents.paths import data_dir
 from intercode_agents.runner.metrics import summarize
 from intercode_agents.runner.players import SPECIAL_MODELS, GoldPlayer, HumanPlayer, Player, StrategyPlayer
 from intercode_agents.runner.preflight import image_ids, load_local_model
@@ -314,6 +315,8 @@ async def run_eval(
     check_execution(env_name, execution)
     budgets = budgets or EpisodeBudgets()
     tasks = choose_tasks(env_name, selector, limit)
+    spec = load_spec(env_name)  # a user's env YAML path: the run and its records use the env's name
+    env_name = spec.name
     player, chat = make_player(
         model,
         strategy,
@@ -345,6 +348,8 @@ async def run_eval(
     }
     if agent:
         settings["agent"] = player.runner.context()["agent"]  # type: ignore[union-attr]
+    if spec.path.parent != data_dir("envs"):
+        settings["env_definition"] = str(spec.path)  # a user's env: where its YAML is
     plan = RunPlan.from_settings(settings)
 
     engine_set = resolve_engines(engines)

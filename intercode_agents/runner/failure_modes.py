@@ -33,8 +33,10 @@ Episodes stopped by a budget (outcomes ``timeout``, ``tokens_exhausted``, ``cost
 scored failures and get tags like failed ones. Model messages that called no tool (step kind
 ``message``) are not actions.
 
-The language comes from ``Trajectory.env``: names containing "sql" are SQL, "python"/"mbpp" Python,
-"ctf" CTF (Bash plus Python rules), anything else Bash. Only episodes the agent is scored on get tags:
+The rules follow the env's ``language`` (:attr:`Env.language <intercode_agents.envs.Env.language>`),
+which every trajectory records in ``context["language"]`` (older records: the language of the env
+class their ``env`` names): ``sql``, ``python``, ``ctf`` (Bash plus Python rules); any other
+language, a user env's say, gets the Bash rules. Only episodes the agent is scored on get tags:
 solved ones and the excluded ones (env or model errors, corrupt golds: see :mod:`.metrics`) get none.
 """
 
@@ -44,7 +46,6 @@ import re
 import shlex
 from collections import Counter
 from itertools import pairwise
-from typing import Literal
 
 from intercode_agents.trajectory import BUDGET_OUTCOMES, GUARD_KINDS, Step, Trajectory, sandbox_lost
 
@@ -65,18 +66,22 @@ CHURN_REPEATS = 3
 CHURN_MAX_CHARS = 2000  # longer actions are compared on their first CHURN_MAX_CHARS characters
 PARALYSIS_MIN_ACTIONS = 4
 
-Language = Literal["bash", "sql", "python", "ctf"]
+#: The languages with rules of their own; any other is read with the Bash rules.
+RULE_LANGUAGES: tuple[str, ...] = ("bash", "sql", "python", "ctf")
 
 
-def language_of(env: str) -> Language:
-    name = env.lower()
-    if "sql" in name or "spider" in name:
-        return "sql"
-    if "python" in name or "mbpp" in name:
-        return "python"
-    if "ctf" in name:
-        return "ctf"
-    return "bash"
+def language_of(traj: Trajectory) -> str:
+    """The rule set of a trajectory's env: the language it recorded, else its env class's."""
+    language = traj.context.get("language")
+    if not isinstance(language, str):
+        from intercode_agents.envs.registry import load_spec
+        from intercode_agents.errors import ConfigError
+
+        try:
+            language = load_spec(traj.env).env_class().language
+        except ConfigError:  # a user env this process has not loaded
+            language = "bash"
+    return language if language in RULE_LANGUAGES else "bash"
 
 
 _SUBMIT_WORD = re.compile(r"\s*submit\b", re.IGNORECASE)
@@ -216,7 +221,7 @@ def _sql_destructive(action: str) -> bool:
     return any(_SQL_MUTATION.match(statement) for statement in code.split(";"))
 
 
-def destructive_action(action: str, language: Language, earlier_output: str) -> bool:
+def destructive_action(action: str, language: str, earlier_output: str) -> bool:
     """Whether ``action`` deletes or overwrites state by the rules above (``earlier_output``: what the
     episode printed before it, for the "seen" rule)."""
     if language == "sql" and _sql_destructive(action):
@@ -226,7 +231,7 @@ def destructive_action(action: str, language: Language, earlier_output: str) -> 
     return language in ("python", "ctf") and _PY_DELETE.search(action) is not None
 
 
-def _destructive(traj: Trajectory, language: Language) -> bool:
+def _destructive(traj: Trajectory, language: str) -> bool:
     earlier_output = ""
     for step in actions_of(traj):
         if destructive_action(step.action, language, earlier_output):
@@ -267,7 +272,7 @@ def _bash_look(action: str, programs: frozenset[str]) -> bool:
     return True
 
 
-def _is_look(action: str, language: Language) -> bool:
+def _is_look(action: str, language: str) -> bool:
     if language == "sql":
         statements = [s.strip() for s in action.split(";") if s.strip()]
         return bool(statements) and all(_SQL_LOOK.fullmatch(s) for s in statements)
@@ -278,7 +283,7 @@ def _is_look(action: str, language: Language) -> bool:
     return _bash_look(action, _CTF_LOOK if language == "ctf" else _BASH_LOOK)
 
 
-def _paralysed(traj: Trajectory, language: Language) -> bool:
+def _paralysed(traj: Trajectory, language: str) -> bool:
     if any(is_submit(s) and not is_bare_submit(s) for s in traj.steps):
         return False
     runnable = [s.action for s in actions_of(traj) if s.kind != "invalid" and s.action.strip()]
@@ -307,7 +312,7 @@ def failure_tags(traj: Trajectory) -> list[str]:
     ([] for others)."""
     if traj.outcome not in SCORED_UNSOLVED:
         return []
-    language = language_of(traj.env)
+    language = language_of(traj)
     found = {
         "action_churn": _has_churn([s.action for s in actions_of(traj)]),
         "destructive_mutation": _destructive(traj, language),

@@ -16,16 +16,10 @@ from typing import Any
 
 from rich.console import Console
 
+from intercode_agents.datasets import gold_splits
+from intercode_agents.envs.registry import load_spec
 from intercode_agents.runner.eval import run_eval
 from intercode_agents.trajectory import Trajectory, gold_cannot_run
-
-#: Default selection per env: its InterCode task set (for Bash the four file systems and the test split).
-GOLD_DEFAULT_TASKS: dict[str, str] = {
-    "bash": "fs1,fs2,fs3,fs4,test",
-    "sql": "spider",
-    "python": "mbpp",
-    "ctf": "picoctf",
-}
 
 
 @dataclass
@@ -115,10 +109,11 @@ async def run_gold(
     console: Console | None = None,
     engines: Any = None,
 ) -> GoldReport:
-    """Replay the gold of the selected tasks (default: the env's InterCode set). Records go to
-    ``out_dir`` when given, else to a temporary directory that is removed afterwards. ``engines``:
-    where the sandboxes run (see :func:`~intercode_agents.sandbox.resolve_engines`)."""
-    chosen = selector if selector else GOLD_DEFAULT_TASKS.get(env_name)
+    """Replay the gold of the selected tasks (default: the env YAML's ``tasks.gold`` splits; for ours
+    the InterCode set, for Bash the four file systems and the test split). Records go to ``out_dir``
+    when given, else to a temporary directory that is removed afterwards. ``engines``: where the
+    sandboxes run (see :func:`~intercode_agents.sandbox.resolve_engines`)."""
+    chosen = selector if selector else ",".join(gold_splits(env_name))
     with tempfile.TemporaryDirectory(prefix="intercode-gold-") as scratch:
         result = await run_eval(
             env_name,
@@ -131,6 +126,6 @@ async def run_gold(
             console=console,
             engines=engines,
         )
-    report = classify(env_name, reward, result.records, result.wall_s, concurrency)
+    report = classify(load_spec(env_name).name, reward, result.records, result.wall_s, concurrency)
     report.engines, report.engine_retries = result.engines, result.engine_retries
     return report

@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import shlex
 from collections.abc import Iterable
 
 from intercode_agents.datasets import Task
 from intercode_agents.envs.registry import env_class
 from intercode_agents.errors import EngineUnavailable, ImageMissing
 from intercode_agents.images import image_ref
+from intercode_agents.images.catalog import TAG_ENV
 from intercode_agents.sandbox import EngineSet, resolve_engines
+
+
+def build_command(env: str, image: str) -> str | None:
+    """The command that builds ``image`` when an env YAML of the user's declares it (None for ours)."""
+    from intercode_agents.envs.registry import load_spec
+
+    spec = load_spec(env)
+    if image not in spec.images:
+        return None
+    tag = os.environ.get(TAG_ENV)
+    prefix = f"{TAG_ENV}={tag} " if tag else ""
+    return f"{prefix}intercode-agents images build --env {shlex.quote(str(spec.path))}"
 
 
 async def image_ids(
@@ -32,7 +47,10 @@ async def image_ids(
             ref = image_ref(env_class(env_name).image_for(name, execution))
             info = await backend.image(ref)
             if info is None:
-                raise ImageMissing(ref, None if len(engines) == 1 else backend.name)
+                several = len(engines) > 1
+                raise ImageMissing(
+                    ref, backend.name if several else None, None if several else build_command(env_name, name)
+                )
             ids.setdefault(name, info.id)
     return ids
 

@@ -9,6 +9,7 @@ reward (env or model errors, timeouts before a submit) are skipped.
 
 from __future__ import annotations
 
+import json
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -18,12 +19,13 @@ from typing import Any
 from rich.console import Console
 
 from intercode_agents.datasets import get_task
+from intercode_agents.envs.registry import load_spec
 from intercode_agents.errors import ConfigError
 from intercode_agents.runner.direct import replayable_actions
 from intercode_agents.runner.players import ScriptPlayer
 from intercode_agents.runner.preflight import image_ids
 from intercode_agents.runner.progress import RunProgress
-from intercode_agents.runner.run_dir import read_records
+from intercode_agents.runner.run_dir import RUN_JSON, read_records
 from intercode_agents.runner.workers import Episode, run_episodes
 from intercode_agents.sandbox import resolve_engines
 from intercode_agents.trajectory import Trajectory
@@ -69,6 +71,16 @@ def _load(path: Path) -> list[Trajectory]:
     return records
 
 
+def _load_user_env(run_json: Path) -> None:
+    """Make a user env's records replayable in a new process: its run names the env's YAML."""
+    try:
+        definition = json.loads(run_json.read_text(encoding="utf-8")).get("env_definition")
+    except (OSError, ValueError, AttributeError):
+        return
+    if isinstance(definition, str):
+        load_spec(definition)
+
+
 async def replay_file(
     path: str | Path,
     *,
@@ -82,6 +94,7 @@ async def replay_file(
     if concurrency < 1:
         raise ConfigError(f"--concurrency must be at least 1, got {concurrency}")
     records = _load(Path(path))
+    _load_user_env(Path(path).parent / RUN_JSON)
     skipped = [(r.task_id, f"no reward recorded (outcome {r.outcome})") for r in records if r.reward is None]
     playable = [r for r in records if r.reward is not None]
     groups: dict[tuple[str, str, str], list[Trajectory]] = defaultdict(list)

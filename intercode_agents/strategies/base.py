@@ -118,7 +118,7 @@ class Strategy(ABC):
             seed=seed,
             reward_mode=env.reward_mode,
             execution=env.execution,
-            context=self.context(),
+            context=self.context() | {"language": env.language},
             started_at=started,
         )
         budget = self.budget(trajectory.model, started_at=clock)

@@ -32,8 +32,6 @@ from intercode_agents.tools.observation import model_view
 from intercode_agents.trajectory import Step, Trajectory
 from intercode_agents.trajectory import is_full as is_full  # strategies import it from here
 
-_DEF = re.compile(r"^def\s+([A-Za-z_]\w*)\s*\(", re.MULTILINE)
-_FLAGS = (re.compile(r"picoCTF\{[^{}\s]+\}"), re.compile(r"[A-Za-z0-9_]+\{[^{}\s]+\}"))
 FORCED_SUBMIT = "the turn budget is spent: the episode is submitted as it stands"
 # What providers and llama.cpp say when a prompt no longer fits the model's context window.
 _CONTEXT_FULL = re.compile(
@@ -125,7 +123,7 @@ class EpisodeRun:
         self.observations: list[str] = []
         task = env.task
         entry_point = str(task.meta.get("entry_point") or "") if task is not None else ""
-        texts = prompts.language(env.name)
+        texts = prompts.language(env.name, env.prompt_texts)
         self.values: dict[str, Any] = {
             "query": query,
             "language_name": texts.name,
@@ -202,7 +200,7 @@ class EpisodeRun:
         return reply
 
     def parse(self, text: str) -> ParseResult:
-        return parse_reply(text, language=self.env.name if self.env.name != "ctf" else "bash")
+        return parse_reply(text, language=self.env.action_language)
 
     # -- turns ----------------------------------------------------------------------------------
     async def take_turn(self, reply: ModelReply, *, score: bool = False) -> TurnResult:
@@ -347,18 +345,7 @@ class EpisodeRun:
     def submission_candidate(self) -> str | None:
         """What a submit without an argument should carry: None (the last output) for Bash/SQL,
         the function name for Python, the last flag-like string seen for CTF."""
-        if not self.env.submit_takes_argument:
-            return None
-        if self.env.name == "python":
-            if self.values["entry_point"]:
-                return str(self.values["entry_point"])
-            names = [name for action in self.actions for name in _DEF.findall(action)]
-            return names[-1] if names else ""
-        for pattern in _FLAGS:  # picoCTF{...} first, then anything shaped like a flag
-            flags = [flag for text in self.observations for flag in pattern.findall(text)]
-            if flags:
-                return flags[-1]
-        return ""
+        return self.env.submission_candidate(self.actions, self.observations)
 
     def count_turn(self) -> int:
         """Use one model turn of the budget; returns the turn's number."""

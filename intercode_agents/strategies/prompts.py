@@ -75,12 +75,21 @@ class PromptSet(BaseModel):
                 f"{self.source}: the {self.strategy} strategy needs template(s) {', '.join(missing)}"
             )
 
-    def language(self, env_name: str) -> LanguageTexts:
-        try:
+    def language(self, env_name: str, env_texts: dict[str, str] | None = None) -> LanguageTexts:
+        """The texts for ``env_name``: the prompt files' own, else the env's (``Env.prompt_texts``,
+        which an env YAML's ``prompts`` sets)."""
+        if env_name in self.languages:
             return self.languages[env_name]
-        except KeyError:
-            known = ", ".join(sorted(self.languages))
-            raise ConfigError(f"no prompts for env {env_name!r} in {self.source}; known: {known}") from None
+        if env_texts:
+            try:
+                return LanguageTexts(**env_texts)
+            except ValidationError as exc:
+                raise ConfigError(f"the prompt texts of env {env_name!r} are incomplete: {exc}") from exc
+        known = ", ".join(sorted(self.languages))
+        raise ConfigError(
+            f"no prompts for env {env_name!r} in {self.source} (known: {known}), and the env defines "
+            "none: give its YAML a 'prompts' section with name, environment and submit"
+        )
 
     def demo_block(self, env_name: str) -> str:
         demo = self.demos.get(env_name, "").strip()

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from weakref import WeakKeyDictionary
 
 from langchain_core.tools import BaseTool, BaseToolkit, ToolException
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, create_model
 
 from intercode_agents.envs.base import Env, parse_submit
 from intercode_agents.errors import InvalidAction
@@ -46,8 +46,9 @@ def env_lock(env: Env) -> asyncio.Lock:
 
 
 def tool_language(env: Env) -> str:
-    """The language of an env's action tool: its own for Bash/SQL/Python, bash for anything else (CTF)."""
-    return env.language if env.language in TOOL_LANGUAGES else "bash"
+    """The language of an env's action tool: its ``action_language`` (bash for CTF), bash for one
+    there is no tool of."""
+    return env.action_language if env.action_language in TOOL_LANGUAGES else "bash"
 
 
 def _ensure_running(env: Env, *, needs_task: bool) -> None:
@@ -181,31 +182,30 @@ class SubmitAnswer(BaseModel):
     answer: str = Field(description="The answer to submit.")
 
 
-_SUBMIT_DESCRIPTIONS = {
-    "python": "Finish the task: submit the name of the function that solves it. The tests then run.",
-    "ctf": "Finish the task: submit the flag you found (for example picoCTF{...}).",
-}
-_SUBMIT_LAST_OUTPUT = "Finish the task: the output of your last action is submitted as the answer."
+def _answer_schema(description: str) -> type[BaseModel]:
+    """The submit tool's arguments: one ``answer``, described as the env says."""
+    if description == SubmitAnswer.model_fields["answer"].description:
+        return SubmitAnswer
+    return create_model("SubmitAnswer", answer=(str, Field(description=description)))
 
 
 class SubmitTool(_EnvTool):
     """Ends the episode and returns the reward (with its parts in the artifact)."""
 
     name: str = "submit"
-    description: str = _SUBMIT_LAST_OUTPUT
+    description: str = Env.submit_description
     args_schema: type[BaseModel] = SubmitLastOutput
 
     def __init__(self, **data: Any) -> None:
         super().__init__(**data)
+        self.description = self.env.submit_description
         if self.env.submit_takes_argument:
-            self.args_schema = SubmitAnswer
-            what = "function name" if self.env.name == "python" else "flag"
-            self.description = _SUBMIT_DESCRIPTIONS.get(self.env.name, f"Finish the task: submit the {what}.")
+            self.args_schema = _answer_schema(self.env.answer_description)
 
     async def _arun(self, answer: str = "") -> tuple[str, dict[str, Any]]:
         action = "submit"
         if self.env.submit_takes_argument:
-            answer = answer.strip() or self._default_answer()
+            answer = answer.strip() or self.env.default_submission()
             if not answer:
                 raise ToolException("submit needs an answer: pass it as `answer`")
             action = f"submit {answer}"
@@ -220,12 +220,6 @@ class SubmitTool(_EnvTool):
             "duration_s": float(info.get("duration_s") or 0.0),
         }
         return observation, artifact
-
-    def _default_answer(self) -> str:
-        task = self.env.task
-        return (
-            str(task.meta.get("entry_point") or "") if task is not None and self.env.name == "python" else ""
-        )
 
 
 _RUN_TOOLS: dict[str, type[_RunTool]] = {"bash": RunBashTool, "sql": RunSqlTool, "python": RunPythonTool}

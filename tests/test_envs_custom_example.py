@@ -1,0 +1,135 @@
+"""The example of a user's own env (examples/custom_env: jq over JSON files) on the real engine.
+
+It is built from its YAML by the CLI, replayed by ``gold``, played through ``eval`` (the gold policy
+and a scripted model with tool calls) and through the LangChain tools in ``create_agent``; its
+episodes get pristine pooled sandboxes that hold the data but never the tasks or their golds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage
+
+from intercode_agents import make_env
+from intercode_agents.datasets import select_tasks
+from intercode_agents.errors import ImageMissing
+from intercode_agents.runner.preflight import image_ids
+from intercode_agents.strategies import ScriptedChatModel
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "custom_env"
+YAML = EXAMPLE / "jq.yaml"
+
+
+def cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "intercode_agents", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+
+@pytest.fixture(scope="module")
+def built() -> None:
+    proc = cli("images", "build", "--env", str(YAML))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "intercode-agents/jq:" in proc.stdout
+
+
+def test_the_tasks_come_from_the_example_files() -> None:
+    tasks = select_tasks(YAML)
+    lines = (EXAMPLE / "tasks.jsonl").read_text().splitlines()
+    assert [t.id for t in tasks] == [f"jq/basic/{n}" for n in range(len(lines))]
+    assert tasks[0].query == json.loads(lines[0])["question"] and tasks[0].image == "jq"
+    assert {t.group["level"] for t in tasks} == {"easy", "medium", "hard"}
+
+
+def test_gold_scores_every_task(built: None) -> None:
+    proc = cli("gold", str(YAML), "--json")
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (report["env"], report["total"], report["n_solved"]) == ("jq", 7, 7)
+
+
+def test_eval_with_the_gold_and_with_a_scripted_model(built: None, tmp_path: Path) -> None:
+    proc = cli("eval", str(YAML), "--model", "gold", "--out", str(tmp_path / "gold"), "--no-progress")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    records = [
+        json.loads(line) for line in (tmp_path / "gold" / "trajectories.jsonl").read_text().splitlines()
+    ]
+    assert len(records) == 7 and all(r["outcome"] == "solved" and r["env"] == "jq" for r in records)
+    # a new process replays the run's records: the run names the env's YAML
+    proc = cli("replay", str(tmp_path / "gold" / "trajectories.jsonl"), "--no-progress")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+    scripted = f"{EXAMPLE / 'scripted_model.py'}:berlin_solver"
+    out = tmp_path / "scripted"
+    proc = cli(
+        "eval", str(YAML), "--strategy", "tool_calling", "--model", scripted,
+        "--tasks", "jq/basic/1", "--out", str(out), "--no-progress",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    by_id = {r["task_id"]: r for r in map(json.loads, (out / "trajectories.jsonl").read_text().splitlines())}
+    solved = by_id["jq/basic/1"]
+    assert solved["outcome"] == "solved" and solved["reward"] == 1.0
+    assert [s["action"] for s in solved["steps"]][:2] == [
+        "ls",
+        "jq '[.[] | select(.city == \"Berlin\")] | length' users.json",
+    ]
+    assert solved["context"]["language"] == "bash"  # the env class's, for the failure-mode rules
+
+
+async def test_langchain_tools_in_create_agent_and_pristine_sandboxes(built: None) -> None:
+    task = select_tasks(YAML, "jq/basic/5")[0]
+    calls = [
+        ("run_bash", {"command": "ls / /data; touch /tmp/left-behind"}),
+        ("run_bash", {"command": "jq 'max_by(.amount) | .id' orders.json"}),
+        ("submit", {}),
+    ]
+    model = ScriptedChatModel(
+        [
+            *(
+                AIMessage(content="", tool_calls=[{"name": n, "args": a, "id": f"c{i}", "type": "tool_call"}])
+                for i, (n, a) in enumerate(calls)
+            ),
+            "Submitted.",
+        ]
+    )
+    async with make_env(YAML) as env:
+        query, _ = await env.reset(task=task)
+        agent = create_agent(model, env.toolkit().get_tools())
+        result = await agent.ainvoke({"messages": [{"role": "user", "content": query}]})
+        listing = result["messages"][2].content
+        assert "orders.json" in listing and "users.json" in listing
+        assert "tasks.jsonl" not in listing and "jq.yaml" not in listing  # no task or gold in the sandbox
+        submitted = [m for m in result["messages"] if m.type == "tool" and m.name == "submit"]
+        assert submitted and submitted[0].artifact["reward"] == 1.0
+
+        # the next episode starts on a sandbox nobody used
+        await env.reset(task=task)
+        observation, *_ = await env.step("ls /tmp/left-behind; cat /data/users.json > /dev/null && echo ok")
+        assert "No such file" in observation and "ok" in observation
+        _, reward, *_ = await env.step("submit")
+        assert reward == 0.0  # the last output is not the answer
+
+
+async def test_a_missing_image_names_the_command_that_builds_it(tmp_path: Path) -> None:
+    spec = YAML.read_text().replace("name: jq", "name: jq_unbuilt").replace("  jq:\n", "  jq-unbuilt-xyz:\n")
+    spec = spec.replace("image: jq\n", "image: jq-unbuilt-xyz\n").replace(
+        "class: jq_env.py", f"class: {EXAMPLE}/jq_env.py"
+    )
+    for name in ("tasks.jsonl",):
+        (tmp_path / name).write_text((EXAMPLE / name).read_text())
+    (tmp_path / "image").symlink_to(EXAMPLE / "image")
+    path = tmp_path / "jq_unbuilt.yaml"
+    path.write_text(spec)
+    with pytest.raises(ImageMissing, match=rf"intercode-agents images build --env {path}"):
+        await image_ids(select_tasks(path))
