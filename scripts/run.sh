@@ -140,7 +140,7 @@ case "${1:-}" in
     setup
     phase "tests (the full suite on the local Docker engine)"
     set +e
-    "$PY" -m pytest -q -p no:cacheprovider "${@:2}"
+    "$PY" -m pytest -q -p no:cacheprovider --durations=30 "${@:2}"  # (the slowest tests, for the time budget)
     status=$?
     set -e
     intercode-agents cleanup >/dev/null 2>&1 || true
