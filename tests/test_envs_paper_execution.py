@@ -219,4 +219,4 @@ def test_eval_records_the_execution_mode_and_resume_checks_it(tmp_path: Path) ->
     resumed = cli([*args, "--resume"])
     assert resumed.returncode == 2 and "execution: 'paper' -> 'session'" in resumed.stderr
     wrong = cli(["eval", "sql", "--model", "gold", "--tasks", "mini", "--execution", "paper"], cwd=tmp_path)
-    assert wrong.returncode == 2 and "paper execution is for bash and ctf" in wrong.stderr
+    assert wrong.returncode == 2 and "the sql env has no 'paper' execution" in wrong.stderr

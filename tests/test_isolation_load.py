@@ -19,10 +19,10 @@ from tests.docker_helpers import containers_of_run
 CONCURRENT = 32
 
 
-async def _episode(task) -> float:
+async def _episode(task, action: str | None = None) -> float:
     async with make_env("bash", facts_cache="process") as env:
         await env.reset(task=task)
-        await env.step(task.gold)
+        await env.step(action or task.gold)
         _, reward, *_ = await env.step("submit")
         return reward
 
@@ -42,8 +42,8 @@ import asyncio
 from tests.test_isolation_load import _episode
 from intercode_agents.datasets import select_tasks
 tasks = select_tasks("bash", "mini")
-async def main():
-    await asyncio.gather(*(_episode(tasks[i % len(tasks)]) for i in range({CONCURRENT})))
+async def main():  # (each episode waits in its sandbox, so the interrupt lands mid-run)
+    await asyncio.gather(*(_episode(tasks[i % len(tasks)], "sleep 25") for i in range({CONCURRENT})))
 print("started", flush=True)
 asyncio.run(main())
 """
