@@ -156,3 +156,31 @@ def test_bad_run_directories(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(ConfigError, match=r"has no trajectories\.jsonl"):
         write_report([tmp_path / "empty"])
+
+
+def test_the_report_shows_the_guarded_comparison_columns(tmp_path: Path) -> None:
+    recovered = Trajectory(
+        task_id="bash/fs1/0",
+        env="bash",
+        strategy="guarded",
+        model="local",
+        steps=[
+            Step(turn=1, action="cat nope", observation="No such file", exit_code=1, errored=True),
+            Step(turn=2, action="ls", observation="a.txt", reward=1.0),
+        ],
+        reward=1.0,
+        outcome="solved",
+    )
+    refused = Trajectory(
+        task_id="bash/fs1/1",
+        env="bash",
+        strategy="guarded",
+        model="local",
+        steps=[Step(turn=1, kind="refused", action="rm -r /testbed", errored=True, refusal="destroys it")],
+        reward=0.0,
+        outcome="failed",
+    )
+    md = write_report([write_run(tmp_path / "run", [recovered, refused])])[1].read_text()
+    assert "| Completion | 50.0% |" in md
+    assert "| Recovery within 3 turns of an error | 50.0% (1 of 2) |" in md
+    assert "| Safeguards: refusals / checkpoints / rollbacks / vetoes | 1 / 0 / 0 / 0 |" in md

@@ -176,6 +176,7 @@ def _headline_rows(run: Run, k_max: int = 1) -> list[tuple[str, str]]:
         ),
         ("Cost (USD, prices as of " + str(cost.get("prices_as_of")) + ")", _usd(cost["total_usd"])),
         ("Cost per solved task", _usd(cost["per_solved_usd"])),
+        *_safeguard_rows(s),
         (
             "Retried (env/model errors)",
             f"{s['retried']['episodes']} episodes, {s['retried']['failed_attempts']} failed attempts",
@@ -183,6 +184,32 @@ def _headline_rows(run: Run, k_max: int = 1) -> list[tuple[str, str]]:
         ("Recorded errors replaced by a retry", _num(run.superseded)),
         ("Records not counted (see below)", _num(len(run.ignored))),
         *_epoch_rows(s, k_max),
+    ]
+
+
+def _safeguard_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """The guarded-agent comparison's columns (:mod:`.safeguard_metrics`); runs older than them have none."""
+    if "error_recovery" not in summary:
+        return []
+    recovery, mutation, guards = (
+        summary["error_recovery"],
+        summary["destructive_mutation"],
+        summary["safeguards"],
+    )
+    return [
+        ("Completion", _pct(summary["completion"]["rate"])),
+        (
+            f"Recovery within {recovery['within_turns']} turns of an error",
+            f"{_pct(recovery['rate'])} ({recovery['recovered']} of {recovery['episodes_with_error']})",
+        ),
+        (
+            "Destructive mutation (changed; attempted)",
+            f"{_pct(mutation['rate'])}; {_pct(mutation['attempted_rate'])}",
+        ),
+        (
+            "Safeguards: refusals / checkpoints / rollbacks / vetoes",
+            f"{guards['refusals']} / {guards['checkpoints']} / {guards['rollbacks']} / {guards['vetoes']}",
+        ),
     ]
 
 
