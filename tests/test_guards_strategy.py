@@ -124,6 +124,7 @@ async def test_the_critic_vetoes_send_the_agent_back_and_are_counted(bash_env) -
     assert "count of lines" in model.calls[3][-1].content
     critic = trajectory.usage[0]
     assert (critic.calls, critic.input_tokens, critic.output_tokens) == (2, 220, 21)
+    assert critic.model == trajectory.model  # the agent's own model, priced as the agent's spec is
     assert trajectory.guards["counts"] == {"checkpoint": 1, "veto": 1, "review": 1}
     summary = summarize([trajectory])
     assert summary["tokens"]["input"] == 220 and summary["tokens"]["output"] == 21  # the agent's are 0

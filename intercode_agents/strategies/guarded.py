@@ -40,9 +40,10 @@ class GuardedConfig(StrategyConfig, GuardPolicy):
 class GuardedEpisodeRun(EpisodeRun):
     """An episode whose env steps go through a guard."""
 
-    def __init__(self, *, guard: Guard, **parts: Any) -> None:
+    def __init__(self, *, guard: Guard, critic_spec: str | None = None, **parts: Any) -> None:
         super().__init__(**parts)
         self.guard = guard
+        self.critic_spec = critic_spec  # None: the critic is the agent's own model
         notes = (
             [GUARD_NOTES.get(self.env.name, "")] if guard.policy.sql_guard or guard.policy.bash_guard else []
         )
@@ -74,7 +75,8 @@ class GuardedEpisodeRun(EpisodeRun):
             self.trajectory.usage = [
                 ModelUsage(
                     role="critic",
-                    model=critic.get("model"),
+                    # priced as the run prices models: by the spec (the agent's, or critic_model)
+                    model=self.critic_spec or self.trajectory.model or critic.get("model"),
                     input_tokens=critic.get("input_tokens", 0),
                     output_tokens=critic.get("output_tokens", 0),
                     calls=critic.get("calls", 0),
@@ -93,7 +95,10 @@ class Guarded(ReAct):
         model: BaseChatModel = parts["model"]
         critic = self._critic_model(model) if config.critic else None
         policy = GuardPolicy(**{name: getattr(config, name) for name in GuardPolicy.model_fields})
-        return GuardedEpisodeRun(guard=Guard(parts["env"], policy, critic_model=critic), **parts)
+        critic_spec = getattr(config, "critic_model", None) or None
+        return GuardedEpisodeRun(
+            guard=Guard(parts["env"], policy, critic_model=critic), critic_spec=critic_spec, **parts
+        )
 
     def _critic_model(self, agent_model: BaseChatModel) -> BaseChatModel:
         spec = getattr(self.config, "critic_model", None)
