@@ -25,6 +25,7 @@ BASH_VOLATILE = {
     "bash/fs2/42": "prints the current date and time",
     "bash/fs2/49": "curl's progress meter prints elapsed times",
     "bash/fs3/44": "df prints the disk's current usage",
+    "bash/fs4/25": "prints the host's load average",
 }
 # Golds that fail on their own: data defects, reported as corrupt (never a free win).
 BASH_CORRUPT = {"bash/fs1/55": "`grep -r Hello *` from / reads /dev/zero forever and never finishes"}
