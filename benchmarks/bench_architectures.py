@@ -15,8 +15,9 @@ has no price: its cost is 0), and what the safeguards did. A comparison report (
 report.md over the six runs) is written to ``--out``.
 
 The default sample (2 Bash test tasks, 2 Spider tasks, 2 turns) is small because the embedded model
-runs on the CPU (about 4 minutes in all on a quiet 2-core machine, 25-35 on a shared, loaded one); its figures show that the three architectures run and are measured the same way, not which one
-is better: for that, use more tasks and turns (the flags) and a stronger model.
+runs on the CPU (about 4 minutes in all on a quiet 2-core machine, 25-35 on a shared, loaded one);
+its figures show that the three architectures run and are measured the same way, not which one is
+better: for that, use more tasks and turns (the flags) and a stronger model.
 """
 
 from __future__ import annotations
