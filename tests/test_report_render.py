@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import struct
 import subprocess
 import tempfile
@@ -17,18 +16,10 @@ import pytest
 
 from intercode_agents.runner.report import write_report
 from intercode_agents.trajectory import Step, Trajectory
+from tests.chromium import CHROMIUM, FLAGS
 
-CHROMIUM = shutil.which("chromium")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 
-FLAGS = (
-    "--headless",
-    "--no-sandbox",  # the tests run as root
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-)
 # Measures every chart and every run's series after layout and writes the numbers into the page.
 PROBE = """<script>
 const charts = [...document.querySelectorAll("svg.chart")].map(svg => {

@@ -1,0 +1,1 @@
+"""The sandbox conformance suite, run once per backend (see conftest.py)."""
