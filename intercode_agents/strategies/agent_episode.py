@@ -37,7 +37,7 @@ from pydantic import ConfigDict, PrivateAttr, ValidationError
 
 from intercode_agents.strategies.budget import BudgetExhausted
 from intercode_agents.strategies.episode import EnvFailure, EpisodeRun
-from intercode_agents.tools.env_tools import SubmitTool
+from intercode_agents.tools.env_tools import SubmitTool, step_fields
 from intercode_agents.tools.messages import async_only, bad_arguments
 from intercode_agents.trajectory import Step, StepKind
 
@@ -250,12 +250,7 @@ class AgentGate:
             artifact["action"],
             content,
             call_id,
-            exit_code=artifact["exit_code"],
-            errored=artifact["errored"],
-            duration_s=artifact["duration_s"],
-            observation_truncated=artifact["observation_truncated"],
-            output_truncated=artifact["output_truncated"],
-            timed_out=artifact["timed_out"],
+            **step_fields(artifact),
         )
         self._after_turn()
         return content, artifact

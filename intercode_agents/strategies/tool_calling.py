@@ -18,7 +18,7 @@ from intercode_agents.models import describe_model
 from intercode_agents.strategies.base import Strategy
 from intercode_agents.strategies.episode import EnvFailure, EpisodeRun
 from intercode_agents.strategies.model_calls import ModelReply
-from intercode_agents.tools.env_tools import EnvToolkit, SubmitTool
+from intercode_agents.tools.env_tools import EnvToolkit, SubmitTool, step_fields
 from intercode_agents.trajectory import Step
 
 NOT_RUN = "not run: {why}"
@@ -111,13 +111,8 @@ class ToolCalling(Strategy):
             turn=turn,
             action=artifact["action"],
             observation=content,
-            exit_code=artifact["exit_code"],
-            errored=artifact["errored"],
-            duration_s=artifact["duration_s"],
-            observation_truncated=artifact["observation_truncated"],
-            output_truncated=artifact["output_truncated"],
-            timed_out=artifact["timed_out"],
             thought=thought,
+            **step_fields(artifact),
         )
         run.record(step, reply)
 

@@ -37,6 +37,15 @@ TURN_LIMIT_NOTE = "turn limit reached: call submit now"
 _locks: WeakKeyDictionary[Env, asyncio.Lock] = WeakKeyDictionary()
 
 
+#: The fields of a run tool's artifact that a trajectory Step records as they are.
+STEP_FIELDS = ("exit_code", "errored", "duration_s", "observation_truncated", "output_truncated", "timed_out")
+
+
+def step_fields(artifact: dict[str, Any]) -> dict[str, Any]:
+    """What a :class:`~intercode_agents.trajectory.Step` takes from a run tool's artifact."""
+    return {name: artifact[name] for name in STEP_FIELDS}
+
+
 def env_lock(env: Env) -> asyncio.Lock:
     """The lock that serialises actions on ``env`` (shared by every toolkit bound to it)."""
     lock = _locks.get(env)
