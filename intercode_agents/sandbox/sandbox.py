@@ -57,6 +57,10 @@ class Change:
     kind: ChangeKind  # C(hanged), A(dded), D(eleted)
 
 
+# Seconds between tries of a helper the sandbox's full process table keeps from starting (~8 s).
+HELPER_RETRY_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.5, 2.0, 2.0)
+
+
 class Sandbox:
     """One isolated container. ``async with Sandbox(image) as sb:`` starts it and always removes it.
 
@@ -348,13 +352,30 @@ class Sandbox:
         argv = ["/bin/sh", "-c", KILL_TREE, "kill-tree", root, sig, "1" if include_root else "0"]
         window = "-1" if since is None else since
         argv += [window, str(launcher), *map(str, sessions)]
-        proc = ProcessStream(self.backend, self.id, argv, stdin=False)
-        await proc.start()
+        proc = await self._start_helper(argv)
         try:
             while await proc.read(10.0) is not None:
                 pass
         finally:
             await proc.close()
+
+    async def _start_helper(self, argv: list[str]) -> ProcessStream:
+        """Start a harness helper in the sandbox, retrying while it cannot: a fork bomb that fills
+        the sandbox's process table makes the runtime fail the exec ("read init-p: connection reset")
+        until one of the bomb's processes exits, which under a pids limit they keep doing."""
+        for wait in HELPER_RETRY_WAITS:
+            proc = ProcessStream(self.backend, self.id, argv, stdin=False)
+            try:
+                await proc.start()
+                return proc
+            except SessionDied:
+                await proc.close()
+                if not await self.backend.running(self.id):
+                    raise
+                await asyncio.sleep(wait)
+        proc = ProcessStream(self.backend, self.id, argv, stdin=False)
+        await proc.start()  # the last try: its failure is the caller's
+        return proc
 
     async def responds(self, timeout: float = 10.0) -> bool:
         """Whether the container still runs and can run a command now (False, never an error, when it
