@@ -11,8 +11,9 @@ from pathlib import Path
 from intercode_agents import make_env
 from intercode_agents.datasets import get_task, select_tasks, split_names
 
-# HumanEval tasks whose check() holds more than asserts (loops over random inputs, locals).
-HUMANEVAL_WHOLE = {f"python/humaneval/{n}" for n in (32, 38, 44, 50, 53, 129, 151)}
+# HumanEval tasks whose check() holds more than asserts (loops over random inputs, locals), with
+# the number of asserts their unrolled check reaches.
+HUMANEVAL_UNROLLED = {32: 100, 38: 100, 44: 12, 50: 100, 53: 105, 129: 11, 151: 7}
 
 
 def shipped_records() -> list[dict]:
@@ -34,7 +35,8 @@ def test_humaneval_is_a_python_split_of_164_tasks_from_the_package_file() -> Non
         assert task.query == record["prompt"]
         assert task.gold == record["prompt"] + record["canonical_solution"]
         assert task.meta["entry_point"] == record["entry_point"]
-        if task.id not in HUMANEVAL_WHOLE:  # each assert of check(), with candidate renamed
+        number = int(task.id.rsplit("/", 1)[1])
+        if number not in HUMANEVAL_UNROLLED:  # each assert of check(), with candidate renamed
             expected = [
                 line.strip().replace("candidate(", record["entry_point"] + "(")
                 for line in record["test"].splitlines()
@@ -43,8 +45,11 @@ def test_humaneval_is_a_python_split_of_164_tasks_from_the_package_file() -> Non
             assert len(task.meta["tests"]) == len(expected)
             assert all(t.startswith("assert ") for t in task.meta["tests"])
             assert "candidate" not in "".join(task.meta["tests"])
-        else:  # a check() with loops or locals stays whole: the scorer cannot split it
-            assert task.meta["tests"] == [f"{record['test'].rstrip()}\ncheck({record['entry_point']})"]
+        else:  # a check() with loops or locals: every assert it reaches, written out with literals
+            tests = task.meta["tests"]
+            assert len(tests) == HUMANEVAL_UNROLLED[number]
+            assert all(t.startswith("assert ") and "candidate" not in t for t in tests)
+            assert all(f"{record['entry_point']}(" in t for t in tests)
         assert "def check(" not in task.query  # the tests are not part of the question
     # the default set of the Python env stays MBPP
     assert {t.split for t in select_tasks("python")} == {"mbpp"}
@@ -85,3 +90,60 @@ async def test_an_object_that_equals_everything_earns_nothing_on_humaneval() -> 
             await env.step(hack)
             _, reward, done, _, _ = await env.step("submit has_close_elements")
             assert done and reward == 0.0, mode
+
+
+def test_an_unrolled_check_is_the_same_at_every_load_and_names_only_literals() -> None:
+    """HumanEval 38 draws 100 random strings: the unroller seeds them, so two loads agree; the
+    strings its encode_cyclic made are literals, so the agent's own encode_cyclic plays no part."""
+    from intercode_agents.datasets.check_tests import _unroll
+
+    record = shipped_records()[38]
+    first = get_task("python/humaneval/38").meta["tests"]
+    _unroll.cache_clear()
+    assert get_task("python/humaneval/38").meta["tests"] == first
+    assert len(set(first)) > 90  # different random inputs, not one repeated
+    assert not any("encode_cyclic" in t for t in first)
+    assert "host_code" not in get_task("python/humaneval/38").meta
+    # HumanEval 32 checks the agent's root with the prompt's poly, defined on the scorer's side
+    host = get_task("python/humaneval/32").meta["host_code"]
+    assert "def poly(" in host and "import math" in host
+    assert record["entry_point"] == "decode_cyclic"
+
+
+async def test_redefining_an_unrolled_checks_helpers_earns_nothing() -> None:
+    """An agent that rewrites the task's helpers to suit its answer gains nothing: 38's encoded
+    strings were computed at load time, and 32's poly runs in the scorer, not the agent's REPL."""
+    hacks = {
+        "python/humaneval/38": (
+            "def encode_cyclic(s):\n    return s\n\ndef decode_cyclic(s):\n    return s",
+            "submit decode_cyclic",
+        ),
+        "python/humaneval/32": (
+            "def poly(xs, x):\n    return 0.0\n\ndef find_zero(xs):\n    return 12345.678",
+            "submit find_zero",
+        ),
+    }
+    async with make_env("python", reward="strict") as env:
+        for task_id, (code, submit) in hacks.items():
+            task = get_task(task_id)
+            await env.reset(task=task)
+            await env.step(code)
+            _, reward, done, _, _ = await env.step(submit)
+            assert done and reward == 0.0, task_id
+            await env.reset(task=task)
+            await env.step(task.gold)
+            _, reward, _, _, _ = await env.step(submit)
+            assert reward == 1.0, task_id
+
+
+def test_a_check_whose_values_have_no_literal_form_stays_whole() -> None:
+    """An argument the unroller cannot write out (an instance of a test-defined class) keeps the check
+    whole, which the scorer refuses: the task is corrupt, not scored on a guess."""
+    from intercode_agents.datasets.check_tests import split_check_function
+
+    code = "class Box:\n    pass\n\n\ndef check(candidate):\n    box = Box()\n    assert candidate(box) == 1\n"
+    split = split_check_function(code, "f")
+    assert split.tests == [f"{code.rstrip()}\ncheck(f)"] and split.host_code == ""
+    # while one made of plain values is written out
+    plain = "def check(candidate):\n    xs = [1, 2]\n    for x in xs:\n        assert candidate(x, k=x) == x\n"
+    assert split_check_function(plain, "f").tests == ["assert f(1, k=1) == 1", "assert f(2, k=2) == 2"]

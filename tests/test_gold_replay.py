@@ -83,9 +83,9 @@ def test_every_available_ctf_gold_flag_scores_one():
     assert report["n_solved"] == 94, report["failed"]
 
 
-def test_humaneval_golds_score_one_except_the_unsplittable_checks():
+def test_humaneval_golds_all_score_one():
     report = gold("python", "--tasks", "humaneval", "--concurrency", "4")
     assert report["total"] == 164
-    assert report["n_solved"] == 157, report["failed"] + report["corrupt"]
-    # their check() holds loops over random inputs or locals: unscored and listed, never scored unsafely
-    assert ids(report, "corrupt") == {f"python/humaneval/{n}" for n in (32, 38, 44, 50, 53, 129, 151)}
+    # the 7 whose check() holds loops or locals too: unrolled into literal asserts
+    assert report["n_solved"] == 164, report["failed"] + report["corrupt"]
+    assert ids(report, "corrupt") == set()

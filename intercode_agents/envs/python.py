@@ -76,17 +76,22 @@ class PythonEnv(PooledEnv):
             raise DatasetError(f"{where} needs 'tests': a list of test code strings")
         entry = record.get("entry_point") or entry_point(str(record["gold"]), tests, where=where)
         setup = str(record.get("test_setup_code") or "")
+        host_code = ""
         if source.options.get("tests") == "check_function":  # HumanEval's style: def check(candidate)
             if len(tests) != 1:
                 raise DatasetError(f"{where}: a check-function task has one block of test code")
-            own_setup, tests = split_check_function(tests[0], str(entry), where=where)
-            setup = "\n".join(part for part in (setup, own_setup) if part)
+            prompt = str(record.get("prompt") or "")
+            split = split_check_function(tests[0], str(entry), prompt=prompt, where=where)
+            setup = "\n".join(part for part in (setup, split.setup) if part)
+            tests, host_code = split.tests, split.host_code
         meta = {
             "task_id": record.get("task_id", index),
             "tests": list(tests),
             "test_setup_code": setup,
             "entry_point": str(entry),
         }
+        if host_code:
+            meta["host_code"] = host_code  # the task's own helpers, evaluated by the scorer (never the agent)
         return TaskDetails(meta=meta)
 
     def default_submission(self) -> str:
@@ -164,7 +169,13 @@ class PythonEnv(PooledEnv):
         if not entry:
             raise ConfigError(f"task {task.id} names no entry point, so its tests cannot be scored")
         tests = list(task.meta.get("tests") or [])
-        return AssertScorer(tests, str(entry), test_timeout=self.test_timeout, load_timeout=self.load_timeout)
+        return AssertScorer(
+            tests,
+            str(entry),
+            host_code=str(task.meta.get("host_code") or ""),
+            test_timeout=self.test_timeout,
+            load_timeout=self.load_timeout,
+        )
 
     async def _run(
         self, task: Task, scorer: AssertScorer, program: Program, *, trusted: bool

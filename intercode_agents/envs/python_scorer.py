@@ -45,7 +45,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from intercode_agents.rewards import TestOutcome
-from intercode_agents.rewards.python_asserts import ProbeResult, Side, SplitTest, evaluate, split_test
+from intercode_agents.rewards.python_asserts import (
+    HOST_BUILTINS,
+    ProbeResult,
+    Side,
+    SplitTest,
+    evaluate,
+    host_helpers,
+    split_test,
+)
 from intercode_agents.rewards.python_values import MalformedValue, decode
 from intercode_agents.sandbox import JsonSession, Sandbox
 
@@ -208,11 +216,14 @@ class AssertScorer:
         tests: Sequence[str],
         entry_point: str,
         *,
+        host_code: str = "",
         test_timeout: float = 10.0,
         load_timeout: float = 60.0,
     ) -> None:
         self.tests = list(tests)
-        self.splits: list[SplitTest] = [split_test(test, entry_point) for test in self.tests]
+        self.helpers = host_helpers(host_code)
+        names = HOST_BUILTINS | frozenset(self.helpers)
+        self.splits: list[SplitTest] = [split_test(test, entry_point, names) for test in self.tests]
         self.test_timeout = test_timeout
         self.load_timeout = load_timeout
 
@@ -234,16 +245,16 @@ class AssertScorer:
         for the gold (all its own probes)."""
         agent_outcomes, gold_outcomes = [], []
         for split, mine, theirs in zip(self.splits, agent, gold, strict=True):
-            gold_outcomes.append(_outcome(split, theirs, list(theirs.results)))
+            gold_outcomes.append(_outcome(split, theirs, list(theirs.results), self.helpers))
             if mine.setup_error is not None:
-                agent_outcomes.append(_outcome(split, mine, []))
+                agent_outcomes.append(_outcome(split, mine, [], self.helpers))
                 continue
             own = iter(mine.results)
             merged = [
                 next(own) if probe.side == "agent" else _expected(theirs, i)
                 for i, probe in enumerate(split.probes)
             ]
-            agent_outcomes.append(_outcome(split, mine, merged))
+            agent_outcomes.append(_outcome(split, mine, merged, self.helpers))
         return agent_outcomes, gold_outcomes
 
 
@@ -255,7 +266,9 @@ def _expected(gold: TestRun, index: int) -> ProbeResult:
     return gold.results[index]
 
 
-def _outcome(split: SplitTest, run: TestRun, results: list[ProbeResult]) -> TestOutcome:
+def _outcome(
+    split: SplitTest, run: TestRun, results: list[ProbeResult], helpers: dict[str, Any]
+) -> TestOutcome:
     if run.setup_error is not None:
         return TestOutcome(passed=False, error=f"setup failed: {run.setup_error}")
-    return evaluate(split, results)
+    return evaluate(split, results, HOST_BUILTINS | frozenset(helpers), helpers)

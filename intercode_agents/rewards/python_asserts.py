@@ -18,8 +18,10 @@ A probe that calls the entry point is the **agent's**, evaluated where the submi
 the entry point must then be its head (the agent's function receives the test's arguments and
 nothing else). A probe that does not call it is on the **expected** side (``sys.getsizeof(...)`` in
 MBPP 596) and is evaluated where the gold solution runs, so the agent's code never computes an
-expected value. A test that cannot be cut this way (the entry point's result passed to a function
-that is not a built-in, a probe that uses a variable of a comprehension or lambda, a statement that
+expected value. A task's own trusted helpers (``host_code``: HumanEval 32 applies the prompt's ``poly`` to the
+agent's answer) count as built-ins here: the scorer defines them from the task file and calls them
+on the decoded values. A test that cannot be cut this way (the entry point's result passed to a
+function that is neither, a probe that uses a variable of a comprehension or lambda, a statement that
 is not one assert) raises :class:`UnsplittableTest`; the env then calls the task corrupt rather than
 score it unsafely. Every MBPP test splits.
 """
@@ -29,7 +31,7 @@ from __future__ import annotations
 import ast
 import builtins
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -173,10 +175,24 @@ def _host_error(exc: BaseException) -> str:
     return lines[-1].strip() if lines else type(exc).__name__
 
 
+def host_helpers(code: str) -> dict[str, Any]:
+    """The names a task's trusted host code defines (HumanEval 32's ``poly``, applied to the agent's
+    answer), for the check to call here. The code comes from the task file, never from the agent; the
+    agent's values reach it only decoded to plain data."""
+    namespace: dict[str, Any] = {}
+    if code:
+        exec(compile(code, "<task helpers>", "exec"), namespace)
+    return {name: value for name, value in namespace.items() if name != "__builtins__"}
+
+
 def evaluate(
-    test: SplitTest, results: Sequence[ProbeResult | None], host_names: frozenset[str] = HOST_BUILTINS
+    test: SplitTest,
+    results: Sequence[ProbeResult | None],
+    host_names: frozenset[str] = HOST_BUILTINS,
+    helpers: Mapping[str, Any] | None = None,
 ) -> TestOutcome:
-    """The outcome of ``test`` given each probe's result (None: the probe was never evaluated)."""
+    """The outcome of ``test`` given each probe's result (None: the probe was never evaluated);
+    ``helpers`` are the task's own functions and modules the check may call (:func:`host_helpers`)."""
 
     def fetch(index: int) -> Any:
         result = results[index] if index < len(results) else None
@@ -188,6 +204,7 @@ def evaluate(
 
     namespace: dict[str, Any] = {"__builtins__": {}, PROBE_NAME: fetch}
     namespace.update({name: getattr(builtins, name) for name in host_names if hasattr(builtins, name)})
+    namespace.update(helpers or {})
     try:
         if eval(compile(test.check, "<check>", "eval"), namespace):
             return TestOutcome(passed=True)
