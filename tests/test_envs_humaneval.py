@@ -141,9 +141,11 @@ def test_a_check_whose_values_have_no_literal_form_stays_whole() -> None:
     whole, which the scorer refuses: the task is corrupt, not scored on a guess."""
     from intercode_agents.datasets.check_tests import split_check_function
 
-    code = "class Box:\n    pass\n\n\ndef check(candidate):\n    box = Box()\n    assert candidate(box) == 1\n"
+    code = "class Box:\n    pass\n\n\ndef check(candidate):\n    box = Box()\n"
+    code += "    assert candidate(box) == 1\n"
     split = split_check_function(code, "f")
     assert split.tests == [f"{code.rstrip()}\ncheck(f)"] and split.host_code == ""
     # while one made of plain values is written out
-    plain = "def check(candidate):\n    xs = [1, 2]\n    for x in xs:\n        assert candidate(x, k=x) == x\n"
+    plain = "def check(candidate):\n    xs = [1, 2]\n    for x in xs:\n"
+    plain += "        assert candidate(x, k=x) == x\n"
     assert split_check_function(plain, "f").tests == ["assert f(1, k=1) == 1", "assert f(2, k=2) == 2"]
