@@ -121,6 +121,33 @@ async def test_langchain_tools_in_create_agent_and_pristine_sandboxes(built: Non
         assert reward == 0.0  # the last output is not the answer
 
 
+async def test_the_mcp_server_serves_the_example_env(built: None) -> None:
+    """The env's YAML path goes wherever an env name goes, the MCP server's tools included."""
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "intercode_agents", "mcp"], env=dict(os.environ)
+    )
+    gold = select_tasks(YAML, "jq/basic/5")[0].gold
+
+    def data(result):  # the SDK's CallToolResult
+        assert not result.is_error, result.content
+        return result.structured_content
+
+    async with Client(params) as client:
+        listed = data(await client.call_tool("list_tasks", {"env": str(YAML)}))
+        assert listed["total"] == 7 and listed["tasks"][5]["id"] == "jq/basic/5"
+        assert gold not in json.dumps(listed)  # never a gold answer
+        started = data(await client.call_tool("start_episode", {"env": str(YAML), "task_id": "jq/basic/5"}))
+        episode = started["episode_id"]
+        acted = data(await client.call_tool("act", {"episode_id": episode, "action": gold}))
+        assert not acted["errored"], acted
+        submitted = data(await client.call_tool("submit", {"episode_id": episode}))
+        ended = data(await client.call_tool("end_episode", {"episode_id": episode}))
+    assert submitted["reward"] == 1.0
+    assert ended["outcome"] == "solved" and ended["task_id"] == "jq/basic/5"
+
+
 async def test_a_missing_image_names_the_command_that_builds_it(tmp_path: Path) -> None:
     spec = YAML.read_text().replace("name: jq", "name: jq_unbuilt").replace("  jq:\n", "  jq-unbuilt-xyz:\n")
     spec = spec.replace("image: jq\n", "image: jq-unbuilt-xyz\n").replace(

@@ -22,8 +22,9 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from intercode_agents.envs import REWARD_MODES, Env, env_names, make_env, parse_submit
-from intercode_agents.errors import IntercodeError
+from intercode_agents.envs import REWARD_MODES, Env, make_env, parse_submit
+from intercode_agents.envs.registry import spec_file
+from intercode_agents.errors import ConfigError, IntercodeError
 from intercode_agents.guards import Guard, GuardPolicy
 from intercode_agents.runner.run_dir import RecordWriter
 from intercode_agents.strategies.episode import guard_fields
@@ -143,8 +144,10 @@ class EpisodeRegistry:
         """A new episode of ``task_id`` (None: a live sandbox of the env, no task) and its question."""
         if self._closed:
             raise EpisodeError("the server is stopping")
-        if env_name not in env_names():
-            raise EpisodeError(f"unknown env {env_name!r}; the envs are {', '.join(env_names())}")
+        try:
+            spec_file(env_name)  # a shipped env's name, or the path of a user's env YAML
+        except ConfigError as exc:
+            raise EpisodeError(str(exc)) from exc
         reward = reward_mode or "intercode"
         if reward not in REWARD_MODES:
             raise EpisodeError(f"unknown reward_mode {reward!r}; choose one of {', '.join(REWARD_MODES)}")
