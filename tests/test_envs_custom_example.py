@@ -122,11 +122,14 @@ async def test_langchain_tools_in_create_agent_and_pristine_sandboxes(built: Non
 
 
 async def test_the_mcp_server_serves_the_example_env(built: None) -> None:
-    """The env's YAML path goes wherever an env name goes, the MCP server's tools included."""
+    """The server's operator adds the env with --env; its clients name it and cannot point the
+    server at a file of their choosing."""
     from mcp import Client, StdioServerParameters
 
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "intercode_agents", "mcp"], env=dict(os.environ)
+        command=sys.executable,
+        args=["-m", "intercode_agents", "mcp", "--env", str(YAML)],
+        env=dict(os.environ),
     )
     gold = select_tasks(YAML, "jq/basic/5")[0].gold
 
@@ -135,10 +138,13 @@ async def test_the_mcp_server_serves_the_example_env(built: None) -> None:
         return result.structured_content
 
     async with Client(params) as client:
-        listed = data(await client.call_tool("list_tasks", {"env": str(YAML)}))
+        listed = data(await client.call_tool("list_tasks", {"env": "jq"}))
         assert listed["total"] == 7 and listed["tasks"][5]["id"] == "jq/basic/5"
         assert gold not in json.dumps(listed)  # never a gold answer
-        started = data(await client.call_tool("start_episode", {"env": str(YAML), "task_id": "jq/basic/5"}))
+        for tool, args in (("list_tasks", {}), ("start_episode", {"task_id": "jq/basic/5"})):
+            refused = await client.call_tool(tool, {"env": str(YAML), **args})
+            assert refused.is_error and "name an env the server serves" in refused.content[0].text
+        started = data(await client.call_tool("start_episode", {"env": "jq", "task_id": "jq/basic/5"}))
         episode = started["episode_id"]
         acted = data(await client.call_tool("act", {"episode_id": episode, "action": gold}))
         assert not acted["errored"], acted

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -51,6 +52,15 @@ def mcp_cmd(
     out: Annotated[
         Path | None, typer.Option(help="Append each ended episode's record to DIR/trajectories.jsonl.")
     ] = None,
+    env: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--env",
+            help="Also serve the env this YAML defines, by its name (repeatable). Clients name envs; "
+            "they never give paths.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve the envs as MCP tools: list_tasks, start_episode, act, evaluate, submit, rollback, end_episode.
 
@@ -61,6 +71,7 @@ def mcp_cmd(
       intercode-agents mcp                                   # stdio, for a client that starts it
       intercode-agents mcp --guards --critic-model local     # with the safeguards and a critic
       INTERCODE_AGENTS_MCP_TOKEN=s3cret intercode-agents mcp --transport http --port 8765
+      intercode-agents mcp --env examples/custom_env/jq.yaml   # also serves the user's env "jq"
     """
     from intercode_agents.mcp_server.episodes import ServerOptions
     from intercode_agents.sandbox import install_signal_handlers
@@ -72,6 +83,11 @@ def mcp_cmd(
             raise ConfigError(f"--{name} must be at least 1, got {value}")
     if ttl <= 0:
         raise ConfigError(f"--ttl must be a positive number of seconds, got {ttl:g}")
+    from intercode_agents.envs import load_spec
+
+    served = [load_spec(path).name for path in env or []]  # a bad YAML stops the server here
+    if served:
+        print(f"serving the user envs: {', '.join(served)}", file=sys.stderr)
     critic = None
     if critic_model:
         from intercode_agents.models import resolve_model

@@ -22,9 +22,8 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from intercode_agents.envs import REWARD_MODES, Env, make_env, parse_submit
-from intercode_agents.envs.registry import spec_file
-from intercode_agents.errors import ConfigError, IntercodeError
+from intercode_agents.envs import REWARD_MODES, Env, env_names, make_env, parse_submit
+from intercode_agents.errors import IntercodeError
 from intercode_agents.guards import Guard, GuardPolicy
 from intercode_agents.runner.run_dir import RecordWriter
 from intercode_agents.strategies.episode import guard_fields
@@ -36,6 +35,20 @@ STRATEGY = "mcp"
 
 class EpisodeError(IntercodeError):
     """A call the server answers with a tool error: a bad id, a bad argument, a full server."""
+
+
+def served_env(name: str) -> str:
+    """``name`` if the server serves that env: a shipped one, or a user's env YAML its operator
+    loaded at start (``intercode-agents mcp --env PATH``). A client names envs and never gives a
+    path: the server reads no file a client points it at."""
+    if "/" in name or "\\" in name or Path(name).suffix in (".yaml", ".yml"):
+        raise EpisodeError(
+            f"env {name!r}: name an env the server serves ({', '.join(env_names())}); a user's env "
+            "YAML is loaded by whoever starts the server (intercode-agents mcp --env PATH)"
+        )
+    if name not in env_names():
+        raise EpisodeError(f"unknown env {name!r}; the envs are {', '.join(env_names())}")
+    return name
 
 
 @dataclass
@@ -144,10 +157,7 @@ class EpisodeRegistry:
         """A new episode of ``task_id`` (None: a live sandbox of the env, no task) and its question."""
         if self._closed:
             raise EpisodeError("the server is stopping")
-        try:
-            spec_file(env_name)  # a shipped env's name, or the path of a user's env YAML
-        except ConfigError as exc:
-            raise EpisodeError(str(exc)) from exc
+        served_env(env_name)
         reward = reward_mode or "intercode"
         if reward not in REWARD_MODES:
             raise EpisodeError(f"unknown reward_mode {reward!r}; choose one of {', '.join(REWARD_MODES)}")

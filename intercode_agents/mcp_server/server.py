@@ -39,7 +39,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from intercode_agents import __version__
 from intercode_agents.datasets import select_tasks
 from intercode_agents.errors import ConfigError, IntercodeError
-from intercode_agents.mcp_server.episodes import EpisodeError, EpisodeRegistry, ServerOptions
+from intercode_agents.mcp_server.episodes import EpisodeError, EpisodeRegistry, ServerOptions, served_env
 from intercode_agents.sandbox import RUN_ID
 
 QUESTION_CHARS = 600  # of each question in list_tasks
@@ -72,12 +72,13 @@ def build_server(registry: EpisodeRegistry) -> MCPServer:
     async def list_tasks(
         env: str, selector: str | None = None, limit: int = 50, offset: int = 0
     ) -> dict[str, Any]:
-        """List tasks of an env (bash, sql, python, ctf). `selector` takes split names (test, fs1,
-        spider, mbpp, mini, ...), task ids, id globs (bash/fs1/*) and filters (hardness=easy)."""
+        """List tasks of an env (bash, sql, python, ctf, or one the server was started with).
+        `selector` takes split names (test, fs1, spider, mbpp, mini, ...), task ids, id globs
+        (bash/fs1/*) and filters (hardness=easy)."""
         if not 1 <= limit <= MAX_LIST or offset < 0:
             raise ToolError(f"limit is 1..{MAX_LIST} and offset 0 or more")
         try:
-            tasks = select_tasks(env, selector)
+            tasks = select_tasks(served_env(env), selector)
         except IntercodeError as exc:
             raise ToolError(str(exc)) from exc
         page = tasks[offset : offset + limit]
