@@ -95,6 +95,11 @@ def _xfs_data_root(root: Path) -> None:
     subprocess.run(["mount", "-o", "loop,pquota", str(image), str(root)], check=True)
 
 
+def answers(name: str) -> bool:
+    """Whether the engine ``name`` answers on its socket now (started here, or by another process)."""
+    return _answers(ENGINES[name].socket)
+
+
 def start(name: str) -> ExtraEngine:
     """Start the engine ``name`` unless it already answers; return it."""
     engine = ENGINES[name]

@@ -1,6 +1,7 @@
 """The MCP server (``intercode-agents mcp``) driven by the official SDK's client: gold episodes to
 reward 1.0 over stdio and streamable HTTP, the bearer token, tool errors, the episode limit and
-TTL, and no container left when the client is killed."""
+TTL, no container left when the client is killed, and sandboxes placed over the engines of
+``--engines`` (the local one and a second dockerd), none left on either after the server stops."""
 
 from __future__ import annotations
 
@@ -25,9 +26,11 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from intercode_agents.errors import ConfigError
+from intercode_agents.images import copy_refs, image_ref
 from intercode_agents.mcp_server.episodes import EpisodeError, EpisodeRegistry, ServerOptions
 from intercode_agents.mcp_server.server import BearerAuth, build_server, check_bind
 from intercode_agents.sandbox.config import LABEL_RUN
+from tests import engines
 
 BASH_GOLD = (
     "bash/mini/6",
@@ -312,3 +315,37 @@ async def test_the_bearer_check_covers_every_connection_but_the_lifespan() -> No
     await auth({"type": "lifespan"}, receive, send)
     await auth({"type": "http", "headers": [(b"authorization", b"Bearer s3cret")]}, receive, send)
     assert reached == ["lifespan", "http"]
+
+
+@pytest.fixture
+def second_dockerd():
+    """The second dockerd of tests/engines.py with the bash image; stopped after only if started here."""
+    why = engines.available("dockerd")
+    if why is not None:
+        pytest.skip(f"no second dockerd here: {why}")
+    was_up = engines.answers("dockerd")
+    engine = engines.start("dockerd")
+    copy_refs([image_ref("bash")], source="docker", target=engine.spec)
+    yield engine
+    if not was_up and os.environ.get("INTERCODE_TEST_KEEP_ENGINES") != "1":
+        engines.stop("dockerd")
+
+
+async def test_the_server_places_its_sandboxes_over_the_engines_it_is_given(second_dockerd) -> None:
+    other = docker.DockerClient(base_url=f"unix://{second_dockerd.socket}")
+
+    def on(client: docker.DockerClient, run_id: str) -> list[dict[str, Any]]:
+        return client.api.containers(all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
+
+    local = docker.from_env()
+    async with Client(server_params("--engines", f"docker,{second_dockerd.spec}")) as client:
+        sandboxes = [data(await client.call_tool("start_episode", {"env": "bash"})) for _ in range(2)]
+        run_id = sandboxes[0]["sandbox_run"]
+        for sandbox in sandboxes:  # each a live sandbox that runs commands, wherever it is
+            acted = data(
+                await client.call_tool("act", {"episode_id": sandbox["episode_id"], "action": "echo hi"})
+            )
+            assert acted["observation"] == "hi\n"
+        # Two episodes, two engines: the second goes to the engine with more free slots.
+        assert on(local, run_id) and on(other, run_id)
+    assert on(local, run_id) == [] and on(other, run_id) == []  # the server's stop cleaned both

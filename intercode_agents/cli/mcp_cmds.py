@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from intercode_agents.cli.app import app, friendly
+from intercode_agents.cli.run_cmds import EnginesOpt
 from intercode_agents.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -61,20 +62,23 @@ def mcp_cmd(
             show_default=False,
         ),
     ] = None,
+    engines: EnginesOpt = None,
 ) -> None:
     """Serve the envs as MCP tools: list_tasks, start_episode, act, evaluate, submit, rollback, end_episode.
 
-    Every call carries the episode_id that start_episode returned. When the server stops (a signal,
-    or a stdio client that goes away) every episode ends and its containers are removed.
+    Every call carries the episode_id that start_episode returned. With --engines, each episode's
+    sandboxes go to the engine with the most free slots. When the server stops (a signal, or a stdio
+    client that goes away) every episode ends and its containers are removed, on every engine.
 
     Examples:
       intercode-agents mcp                                   # stdio, for a client that starts it
       intercode-agents mcp --guards --critic-model local     # with the safeguards and a critic
       INTERCODE_AGENTS_MCP_TOKEN=s3cret intercode-agents mcp --transport http --port 8765
       intercode-agents mcp --env examples/custom_env/jq.yaml   # also serves the user's env "jq"
+      intercode-agents mcp --engines unix:///var/run/docker.sock,tcp://127.0.0.1:2376
     """
     from intercode_agents.mcp_server.episodes import ServerOptions
-    from intercode_agents.sandbox import install_signal_handlers
+    from intercode_agents.sandbox import install_signal_handlers, resolve_engines
 
     if transport not in ("stdio", "http"):
         raise ConfigError(f"unknown transport {transport!r}; choose stdio or http")
@@ -102,6 +106,7 @@ def mcp_cmd(
         rollback=rollback,
         critic_model=critic,
         record_dir=out,
+        engines=resolve_engines(engines),
     )
     install_signal_handlers()
     asyncio.run(_serve(options, transport, host, port, path, token or os.environ.get(TOKEN_ENV) or None))
@@ -111,7 +116,9 @@ async def _serve(
     options: ServerOptions, transport: str, host: str, port: int, path: str, token: str | None
 ) -> None:
     from intercode_agents.mcp_server.server import check_bind, serve_http, serve_stdio
+    from intercode_agents.runner.preflight import image_ids
 
+    await image_ids([], engines=options.engines)  # every engine answers (the runner's preflight)
     if transport == "stdio":
         await serve_stdio(options)
     else:

@@ -6,7 +6,9 @@ limits how many episodes run at once, ends episodes idle past their TTL (a reape
 all of them when it closes, which the server does on exit and when a stdio client goes away: their
 containers are removed then. Every episode is recorded as a :class:`~intercode_agents.trajectory.
 Trajectory` (strategy ``mcp``), appended to ``trajectories.jsonl`` of the server's record folder
-when it has one.
+when it has one. With several engines (``ServerOptions.engines``, ``--engines``) each episode's env
+gets the server's one engine set, as the runner's envs do, so its sandboxes are placed over them and
+closing the env removes them on whichever engine holds them.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from intercode_agents.envs import REWARD_MODES, Env, env_names, make_env, parse_
 from intercode_agents.errors import IntercodeError
 from intercode_agents.guards import Guard, GuardPolicy
 from intercode_agents.runner.run_dir import RecordWriter
+from intercode_agents.sandbox import EngineSet
 from intercode_agents.strategies.episode import guard_fields
 from intercode_agents.tools.observation import DEFAULT_OBSERVATION_LIMIT, model_view
 from intercode_agents.trajectory import Step, Trajectory
@@ -66,6 +69,7 @@ class ServerOptions:
     max_vetoes: int = 2
     record_dir: Path | None = None
     client_label: str = "mcp-client"
+    engines: EngineSet | None = None  # where the sandboxes run (None: $INTERCODE_ENGINES, else the default)
 
     def policy(self) -> GuardPolicy:
         return GuardPolicy(
@@ -178,6 +182,8 @@ class EpisodeRegistry:
 
     async def _open(self, env_name: str, task_id: str | None, reward: str) -> tuple[ServerEpisode, str]:
         overrides: dict[str, Any] = {"reward": reward, "max_turns": self.options.max_turns}
+        if self.options.engines is not None:  # (else an env YAML's own backend applies)
+            overrides["backend"] = self.options.engines
         if self.options.action_timeout is not None:
             overrides["action_timeout"] = self.options.action_timeout
         env = make_env(env_name, **overrides)

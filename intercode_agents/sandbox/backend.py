@@ -8,8 +8,10 @@ the envs) is engine-neutral; a backend maps these calls onto its engine:
   the main process before it starts): sessions and the launcher ride on the :class:`Channel`;
 - copy files in and out (:meth:`~Backend.put_archive`, :meth:`~Backend.get_archive`);
 - the change list of the root file system (:meth:`~Backend.changes`, Docker's rules: see
-  :mod:`intercode_agents.sandbox.docker.overlay`) and the processes (:meth:`~Backend.processes`), which
-  with read-only scripts run through :meth:`~Backend.exec` make the pristine fingerprint;
+  :mod:`intercode_agents.sandbox.docker.overlay`; an engine with other rules says so, and the sandbox
+  layer compares listings instead: :mod:`intercode_agents.sandbox.root_listing`) and the processes
+  (:meth:`~Backend.processes`), which with read-only scripts run through :meth:`~Backend.exec` make
+  the pristine fingerprint;
 - signal a process tree: the sandbox layer runs :data:`~intercode_agents.sandbox.stream.KILL_TREE`
   through :meth:`~Backend.exec`, so a backend needs nothing more for it;
 - image identity (:meth:`~Backend.image`);
@@ -163,6 +165,9 @@ class Backend(ABC):
 
     type: ClassVar[str]
     fast_paths: ClassVar[bool] = False  # whether start() may return HostAccess
+    # Whether changes() follows Docker's rules; when not, the sandbox layer compares listings of the
+    # root file system instead (see :mod:`intercode_agents.sandbox.root_listing`).
+    docker_changes: ClassVar[bool] = True
 
     def __init__(self, name: str, *, slots: int = 16) -> None:
         self.name = name
@@ -243,7 +248,8 @@ class Backend(ABC):
 
     @abstractmethod
     async def changes(self, sandbox_id: str) -> list[tuple[str, ChangeKind]]:
-        """The root file system's changes against the image, Docker's rules (``docker diff``)."""
+        """The root file system's changes against the image, Docker's rules (``docker diff``); a
+        backend whose engine has other rules sets :attr:`docker_changes` False."""
 
     @abstractmethod
     async def processes(self, sandbox_id: str) -> frozenset[int]:

@@ -23,7 +23,7 @@ from types import TracebackType
 from typing import Any, Literal
 
 from intercode_agents.errors import ConfigError, ImageMissing, IntercodeError, SessionDied
-from intercode_agents.sandbox import mount_changes, registry, signals
+from intercode_agents.sandbox import mount_changes, registry, root_listing, signals
 from intercode_agents.sandbox.backend import (
     Backend,
     ChangeKind,
@@ -106,6 +106,7 @@ class Sandbox:
         self._id: str | None = None
         self._sessions: list[ShellSession | JsonSession] = []
         self._engine_changes: frozenset[Change] = frozenset()
+        self._root_fresh: root_listing.Listing | None = None  # the baseline where changes() is not Docker's
         self._host: HostAccess | None = None  # the backend's fast paths, when it has them here
         self._launcher: Launcher | None = None  # starts sessions without a docker exec each
         self.disk_guard: DiskGuard | None = None  # when the engine cannot cap the writable layer
@@ -151,11 +152,14 @@ class Sandbox:
             self.image_id = started.image_id or info.id
             self._host = started.host
             # What the engine itself adds (the init binary's mount point) is not a change of ours.
-            self._engine_changes = frozenset(await self._changes())
+            if backend.docker_changes:
+                self._engine_changes = frozenset(await self._changes())
             if attached is not None:
                 self._launcher = await Launcher(backend, sandbox_id).start(attached)
             elif self.config.launcher:
                 self._launcher = await _started_launcher(backend, sandbox_id)
+            if not backend.docker_changes:
+                self._root_fresh = await self._root_listing()  # (through the launcher: faster)
             self._mount_points = await self._writable_mounts()
             self._mounts_fresh = await self._mount_entries()
             limit = self.config.disk_limit_bytes
@@ -536,8 +540,24 @@ class Sandbox:
         return await self.engine_changes()
 
     async def engine_changes(self) -> list[Change]:
-        """The changes as the engine's API reports them (``docker diff``; slow: it walks both trees)."""
+        """The slow path's changes: the engine's API (``docker diff``; slow: it walks both trees), or
+        where its rules are not Docker's, the root file system's listing now against the one taken
+        at start, compared by Docker's rules (:mod:`.root_listing`)."""
+        if self._root_fresh is not None:
+            now = await self._root_listing()
+            return sorted(Change(p, k) for p, k in root_listing.changes(self._root_fresh, now))
         return sorted(Change(path, kind) for path, kind in await self.backend.changes(self.id))
+
+    async def _root_listing(self) -> root_listing.Listing:
+        result = await self.exec(
+            ["/bin/sh", "-c", root_listing.LIST_SCRIPT], timeout=120, output_cap=256 << 20
+        )
+        try:
+            if result.exit_code != 0 or result.truncated:
+                raise ValueError(result.output[-300:])
+            return root_listing.parse_listing(result.output)
+        except ValueError as exc:
+            raise SessionDied(f"the sandbox's root file system could not be listed: {exc}") from None
 
     async def processes(self) -> frozenset[int]:
         """The PIDs (as the engine's host sees them) of every process alive in the container: from

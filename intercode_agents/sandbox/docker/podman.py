@@ -16,6 +16,15 @@ every sandbox behaviour on it):
   may grant (runc's "error setting rlimit type 7: operation not permitted"): the adapter names
   ``nofile`` and ``nproc`` too, at the config's values (``?nofile=N&nproc=N`` in an engine string),
   which must not exceed the service's own hard limits.
+- **Change list.** Podman's ``GET /containers/{id}/changes`` reads its overlay upper directory by
+  containers/storage's rules, not Docker's (moby's naive diff): a folder whose modification time
+  changed is "C" though nothing in it did (a file made and deleted in it), one whose owner changed is
+  not, a file copied up unchanged (a hard link made, a mode set and set back) is "C", a folder
+  deleted and made again is "D", and the call fails with a 500 when a file replaced a folder (``stat
+  .../inner: not a directory``). The adapter says so (``docker_changes = False``), and the sandbox
+  layer compares listings of the root file system taken from inside the sandbox at start and at each
+  question, by Docker's rules (:mod:`intercode_agents.sandbox.root_listing`): the same answers as
+  Docker's, for 0.15-0.2 s a listing of a 300 MB image.
 - **No fast paths.** Podman's storage is its own (``overlay``, not ``overlay2``; rootless, it lives in
   a user namespace this host cannot read as the engine does), so every question takes the slow
   path: the Engine API, or a read-only script in the sandbox.
@@ -39,6 +48,7 @@ from intercode_agents.sandbox.docker.wire import query_json
 class PodmanBackend(DockerBackend):
     type: ClassVar[str] = "podman"
     fast_paths: ClassVar[bool] = False
+    docker_changes: ClassVar[bool] = False  # its change list has other rules (module docstring)
 
     def __init__(
         self, host: str, *, name: str | None = None, slots: int = 16, nofile: int = 1024, nproc: int = 4096
