@@ -60,6 +60,15 @@ class SessionDied(IntercodeError):
     """A long-lived process inside a sandbox exited or its stream broke."""
 
 
+class SandboxTampered(SessionDied):
+    """The programs a slow path would run inside a sandbox to read its files were changed: the
+    sandbox cannot answer for itself."""
+
+    def __init__(self, message: str, sandbox_id: str) -> None:
+        super().__init__(message)
+        self.sandbox_id = sandbox_id
+
+
 class CommandTimeout(IntercodeError):
     """A helper request did not answer before its deadline."""
 

@@ -241,7 +241,7 @@ class Env(ABC):
             try:
                 return await self._score(submission)
             except SessionDied as exc:
-                if not await self._agent_side_broken():
+                if not await self._agent_side_broken(exc):
                     raise
                 await self._blame_agent(exc)
         parts: dict[str, Any] = {"sandbox_lost": True, "sandbox_lost_reason": self.sandbox_lost}
@@ -263,9 +263,10 @@ class Env(ABC):
             "the episode can only be submitted now.]"
         )
 
-    async def _agent_side_broken(self) -> bool:
-        """Whether the agent's own sandbox is unusable now (its container stopped, say). Envs whose
-        agent has no sandbox of its own say False: every failure is then the harness's."""
+    async def _agent_side_broken(self, exc: SessionDied) -> bool:
+        """Whether ``exc`` came of the agent's own sandbox being unusable now (its container
+        stopped, say, or its programs changed). Envs whose agent has no sandbox of its own say False:
+        every failure is then the harness's."""
         return False
 
     async def _submit(

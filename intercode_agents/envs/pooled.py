@@ -13,6 +13,7 @@ from typing import Any
 
 from intercode_agents.envs.base import ActionResult, Env
 from intercode_agents.envs.pools import close_pool, open_pool
+from intercode_agents.errors import SandboxTampered, SessionDied
 from intercode_agents.images import image_ref
 from intercode_agents.sandbox import Backend, ExecResult, Sandbox, SandboxPool
 
@@ -86,11 +87,15 @@ class PooledEnv(Env):
         """Raise EngineUnavailable when the engine of the agent's sandbox does not answer."""
         await (self.sandbox.backend if self.sandbox is not None else self.engine).ping()
 
-    async def _agent_side_broken(self) -> bool:
+    async def _agent_side_broken(self, exc: SessionDied) -> bool:
         """The agent's sandbox is gone when its container stopped or cannot run the simplest command
-        any more (its launcher and sessions killed, its process table full)."""
+        any more (its launcher and sessions killed, its process table full), and cannot answer for
+        itself when the agent changed the programs that read its files (on an engine whose host
+        cannot read them)."""
         if self.sandbox is None:
             return False
+        if isinstance(exc, SandboxTampered):
+            return exc.sandbox_id == self.sandbox.id
         return not await self.sandbox.responds()
 
     def _annotate(self, result: ActionResult) -> ActionResult:

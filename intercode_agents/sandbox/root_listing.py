@@ -5,7 +5,7 @@ and comparing them (moby's naive diff, ``pkg/archive/changes.go``); Podman reads
 directory with other rules (containers/storage's overlay diff): a folder whose modification time
 changed is "C" even when nothing in it did, a folder whose owner changed is not, a file copied up
 unchanged (a hard link made, a mode set and set back) is "C", a folder deleted and made again is
-"D", the folder above a change is not always listed, and a file that replaced a folder makes the call
+"D", the folder above a change is not always listed, and a folder that replaced a file makes the call
 fail with a 500. Scoring compares change lists across engines (the Bash gold facts are cached), so a
 backend whose list follows other rules says so (``Backend.docker_changes = False``) and the sandbox
 layer uses this module instead: :data:`LIST_SCRIPT` lists every entry of the root file system from
@@ -21,7 +21,8 @@ the two listings by moby's rules:
 
 Devices and file capabilities are not listed (``find`` cannot print them): a sandbox cannot make a
 device or set a capability (``CAP_MKNOD`` and ``CAP_SETFCAP`` are dropped). Like every slow path
-that reads files from inside (``path_states``), the script relies on the sandbox's ``find``.
+that reads files from inside (``path_states``), the script runs the sandbox's ``find``, believed only
+while the engine's own change list shows it and its libraries unchanged (:mod:`.inside_tools`).
 """
 
 from __future__ import annotations

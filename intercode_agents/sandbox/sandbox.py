@@ -16,13 +16,21 @@ import io
 import os
 import tarfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-from intercode_agents.errors import ConfigError, ImageMissing, IntercodeError, SessionDied
+from intercode_agents.errors import (
+    ConfigError,
+    EngineTimeout,
+    EngineUnavailable,
+    ImageMissing,
+    IntercodeError,
+    SandboxTampered,
+    SessionDied,
+)
 from intercode_agents.sandbox import mount_changes, registry, root_listing, signals
 from intercode_agents.sandbox.backend import (
     Backend,
@@ -36,6 +44,7 @@ from intercode_agents.sandbox.backends import resolve_backend
 from intercode_agents.sandbox.config import LABEL, LABEL_PID, LABEL_RUN, RUN_ID, SandboxConfig
 from intercode_agents.sandbox.container_fs import ContainerFiles, parse_mountinfo
 from intercode_agents.sandbox.disk_guard import ENGINE_POLL_S, DiskGuard
+from intercode_agents.sandbox.inside_tools import touched
 from intercode_agents.sandbox.jsonl import JsonSession
 from intercode_agents.sandbox.launcher import MAIN_COMMAND, Launcher
 from intercode_agents.sandbox.mount_changes import Entries as MountEntries
@@ -486,9 +495,10 @@ class Sandbox:
             return {}
         if self._files is not None:
             return await asyncio.to_thread(mount_changes.read_entries, self._files, self._mount_points)
-        listing = await self.exec(
-            ["bash", "-c", mount_changes.MOUNTS_SCRIPT, "mounts", *self._mount_points], timeout=60
-        )
+        async with self._inside_tools_vouched_for():
+            listing = await self.exec(
+                ["bash", "-c", mount_changes.MOUNTS_SCRIPT, "mounts", *self._mount_points], timeout=60
+            )
         return mount_changes.parse_entries(listing.output)
 
     async def path_states(
@@ -501,7 +511,8 @@ class Sandbox:
             return {}
         if self._files is not None:
             return await asyncio.to_thread(read_states, self._files, deep, shallow)
-        result = await self.exec(probe_command(deep, shallow), timeout=120, output_cap=64 << 20)
+        async with self._inside_tools_vouched_for():
+            result = await self.exec(probe_command(deep, shallow), timeout=120, output_cap=64 << 20)
         return parse_probe_output(result.output)
 
     @property
@@ -549,15 +560,43 @@ class Sandbox:
         return sorted(Change(path, kind) for path, kind in await self.backend.changes(self.id))
 
     async def _root_listing(self) -> root_listing.Listing:
-        result = await self.exec(
-            ["/bin/sh", "-c", root_listing.LIST_SCRIPT], timeout=120, output_cap=256 << 20
-        )
+        async with self._inside_tools_vouched_for():
+            result = await self.exec(
+                ["/bin/sh", "-c", root_listing.LIST_SCRIPT], timeout=120, output_cap=256 << 20
+            )
         try:
             if result.exit_code != 0 or result.truncated:
                 raise ValueError(result.output[-300:])
             return root_listing.parse_listing(result.output)
         except ValueError as exc:
             raise SessionDied(f"the sandbox's root file system could not be listed: {exc}") from None
+
+    @contextlib.asynccontextmanager
+    async def _inside_tools_vouched_for(self) -> AsyncIterator[None]:
+        """Around a read-only script run inside the sandbox to answer for its files: the engine's
+        own change list shows, before and after it, nothing changed among the programs it runs
+        (:mod:`.inside_tools`); else :class:`SandboxTampered`."""
+        await self._check_inside_tools()
+        yield
+        await self._check_inside_tools()
+
+    async def _check_inside_tools(self) -> None:
+        try:
+            found = touched(await self.backend.changes(self.id))
+        except (EngineUnavailable, EngineTimeout, SessionDied):
+            raise
+        except Exception as exc:  # Podman's list fails once a folder replaced a file: not scored
+            raise SessionDied(
+                f"the engine would not list the sandbox's changes ({str(exc)[:200]}), so the programs "
+                "that would read its files from inside cannot be vouched for"
+            ) from exc
+        if found:
+            shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+            raise SandboxTampered(
+                f"the sandbox's own programs were changed ({shown}): its files cannot be read from "
+                "inside it on this engine",
+                self.id,
+            )
 
     async def processes(self) -> frozenset[int]:
         """The PIDs (as the engine's host sees them) of every process alive in the container: from

@@ -20,7 +20,7 @@ every sandbox behaviour on it):
   containers/storage's rules, not Docker's (moby's naive diff): a folder whose modification time
   changed is "C" though nothing in it did (a file made and deleted in it), one whose owner changed is
   not, a file copied up unchanged (a hard link made, a mode set and set back) is "C", a folder
-  deleted and made again is "D", and the call fails with a 500 when a file replaced a folder (``stat
+  deleted and made again is "D", and the call fails with a 500 when a folder replaced a file (``stat
   .../inner: not a directory``). The adapter says so (``docker_changes = False``), and the sandbox
   layer compares listings of the root file system taken from inside the sandbox at start and at each
   question, by Docker's rules (:mod:`intercode_agents.sandbox.root_listing`): the same answers as
