@@ -22,9 +22,11 @@ pytestmark = pytest.mark.slow
 BASH_VOLATILE = {
     "bash/fs1/11": "starts a background pipeline whose output races the command's end",
     "bash/fs1/30": "counts the files under / (${DIRECTORY} is unset), /sys too, which follows host mounts",
+    "bash/fs2/36": "df prints the space the disk has left now",
     "bash/fs2/42": "prints the current date and time",
     "bash/fs2/49": "curl's progress meter prints elapsed times",
     "bash/fs3/44": "df prints the disk's current usage",
+    "bash/fs3/50": "df prints the disk's current use in percent",
     "bash/fs4/25": "prints the host's load average",
 }
 # Golds that fail on their own: data defects, reported as corrupt (never a free win).
