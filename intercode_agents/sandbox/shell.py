@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 # A command printing more than this is stopped (its output is already truncated to the cap).
 DEFAULT_FLOOD_LIMIT = 64 << 20
 RESTART_NOTE = "\n[the shell session was restarted after the timeout: its state (cwd, variables) was lost]"
+# Seconds between kills and new tries when the restarted shell cannot start (its process table full).
+RESTART_WAITS = (0.1, 0.3, 0.6, 1.0, 1.5, 2.0)
 
 
 def encode_command(text: str) -> bytes:
@@ -215,6 +217,17 @@ class ShellSession:
             if old.pid and not old.eof:
                 await self._sandbox.kill_process(old, since=since)
             await old.close()
+        for wait in RESTART_WAITS:
+            try:
+                await self.start()
+                return
+            except SessionDied:
+                if old is None or not old.pid or since is None:
+                    raise
+            # What the command started may refill the process table faster than one pass kills it
+            # (a fork bomb under the pids limit keeps the new shell from starting): kill again.
+            await self._sandbox.signal_tree(old.pid, "KILL", include_root=True, since=since)
+            await asyncio.sleep(wait)
         await self.start()
 
     async def close(self) -> None:
