@@ -9,7 +9,7 @@ sandboxes, records, summary.json per run): the first ``--bash-limit`` tasks of t
 (0: all 24) and the first ``--spider-limit`` tasks of Spider dev. C is ReAct behind the guards (the SQL
 guard, the Bash guard with checkpoints and automatic rollback) with the agent's own model as the
 critic of each submit. The table gives, per architecture and set, the issue's columns as
-:mod:`intercode_agents.runner.safeguard_metrics` defines them: completion, recovery within N turns,
+:mod:`intercode_agents.metrics.safeguards` defines them: completion, recovery within N turns,
 the destructive-mutation rate (changed; attempted), tokens and cost per resolved task (the local model
 has no price: its cost is 0), and what the safeguards did. A comparison report (report.html and
 report.md over the six runs) is written to ``--out``.
@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from intercode_agents.models import resolve_model
+from intercode_agents.report import write_report
 from intercode_agents.runner.eval import run_eval
-from intercode_agents.runner.report import write_report
 from intercode_agents.sandbox import close_docker_client
 
 ARCHITECTURES = (("A", "single_shot"), ("B", "react"), ("C", "guarded"))

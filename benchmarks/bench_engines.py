@@ -28,7 +28,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 
 from intercode_agents.datasets import select_tasks
-from intercode_agents.envs.bash_fact_store import clear_fact_stores
+from intercode_agents.envs.bash.fact_store import clear_fact_stores
 from intercode_agents.images import copy_refs, image_ref
 from intercode_agents.runner.eval import run_eval
 

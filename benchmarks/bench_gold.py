@@ -45,10 +45,10 @@ from typing import Any
 
 from intercode_agents.datasets import Task, select_tasks
 from intercode_agents.envs import Env, make_env
-from intercode_agents.envs import bash as bash_env
-from intercode_agents.envs import python as python_env
-from intercode_agents.envs.bash_fact_store import clear_fact_stores
-from intercode_agents.envs.sql_gold import clear_gold_cache
+from intercode_agents.envs.bash import env as bash_env
+from intercode_agents.envs.bash.fact_store import clear_fact_stores
+from intercode_agents.envs.python import env as python_env
+from intercode_agents.envs.sql.gold import clear_gold_cache
 from intercode_agents.runner.players import GoldPlayer
 from intercode_agents.runner.preflight import image_ids
 from intercode_agents.runner.workers import Episode, run_episodes

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.chromium
 
-from intercode_agents.runner.report import write_report
+from intercode_agents.report import write_report
 from intercode_agents.runner.run_dir import write_json
 from intercode_agents.trajectory import Step, Trajectory
 from tests.chromium import HeadlessChromium

@@ -24,9 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from intercode_agents.envs import bash as bash_env
-from intercode_agents.envs.bash_fact_store import clear_fact_stores
-from intercode_agents.runner.rescore import rescore_file
+from intercode_agents.envs.bash import env as bash_env
+from intercode_agents.envs.bash.fact_store import clear_fact_stores
+from intercode_agents.fidelity.rescore import rescore_file
 from intercode_agents.sandbox import close_docker_client
 
 DEFAULT_LOG = Path("../shared/intercode-results/bash/gpt-3.5/ic_bash_multiturn_gpt-3.5_10_turns_fs_4.json")

@@ -21,8 +21,8 @@ import time
 
 from intercode_agents.datasets import Task, select_tasks
 from intercode_agents.envs import make_env
-from intercode_agents.envs.sql_gold import clear_gold_cache
-from intercode_agents.envs.sql_server import ROLE_LABEL, SERVER_OPTIONS
+from intercode_agents.envs.sql.gold import clear_gold_cache
+from intercode_agents.envs.sql.server import ROLE_LABEL, SERVER_OPTIONS
 from intercode_agents.sandbox import close_docker_client
 from intercode_agents.sandbox.config import LABEL_RUN, RUN_ID
 

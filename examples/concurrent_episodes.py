@@ -15,8 +15,9 @@ import time
 
 from intercode_agents import make_env
 from intercode_agents.datasets import Task, select_tasks
+from intercode_agents.models.scripted import ScriptedChatModel
 from intercode_agents.sandbox import close_docker_client
-from intercode_agents.strategies import ScriptedChatModel, get_strategy
+from intercode_agents.strategies import get_strategy
 from intercode_agents.trajectory import Trajectory
 
 

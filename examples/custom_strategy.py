@@ -5,8 +5,9 @@ import asyncio
 from langchain_core.messages import AIMessage, HumanMessage
 
 from intercode_agents import make_env
+from intercode_agents.models.scripted import ScriptedChatModel
 from intercode_agents.sandbox import close_docker_client
-from intercode_agents.strategies import EpisodeRun, ScriptedChatModel, Strategy, register_strategy
+from intercode_agents.strategies import EpisodeRun, Strategy, register_strategy
 
 SCRIPT = ["grep -c ERROR /testbed/logs/app.log", "ls /nope", "find /testbed -type f | wc -l"]
 

@@ -18,8 +18,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 
 from intercode_agents import make_env
+from intercode_agents.models.scripted import ScriptedChatModel
 from intercode_agents.sandbox import close_docker_client
-from intercode_agents.strategies import ScriptedChatModel
+from intercode_agents.tools import EnvToolkit
 
 SYSTEM = (
     "You solve tasks in an isolated sandbox through the tools you are given. Run one action at a "
@@ -50,7 +51,7 @@ async def main(task_id: str, model_spec: str | None) -> float | None:
     model = init_chat_model(model_spec) if model_spec else scripted_model()
     async with make_env(task_id.split("/")[0]) as env:
         query, _ = await env.reset(task_id)
-        agent = create_agent(model, env.toolkit().get_tools(), system_prompt=SYSTEM)
+        agent = create_agent(model, EnvToolkit(env=env).get_tools(), system_prompt=SYSTEM)
         result = await agent.ainvoke(
             {"messages": [{"role": "user", "content": query}]}, {"recursion_limit": 40}
         )

@@ -25,7 +25,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
 from intercode_agents.datasets import Task
-from intercode_agents.strategies import ScriptedChatModel
+from intercode_agents.models.scripted import ScriptedChatModel
 
 SYSTEM = (
     "You work in a sandbox through tools. Look before you act, run one action at a time and read its "

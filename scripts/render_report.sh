@@ -7,7 +7,7 @@
 # The screenshot needs Debian's chromium (apt-get install -y chromium); --no-sandbox is for root.
 set -euo pipefail
 
-paths="$(python -m intercode_agents.runner.report "$@")"
+paths="$(python -m intercode_agents.report.writer "$@")"
 echo "$paths"
 if [[ -n "${SCREENSHOT:-}" ]]; then
   html="$(head -n 1 <<<"$paths")"

@@ -16,7 +16,8 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from langchain_core.tools import BaseTool
 
 from intercode_agents.datasets import Task, select_tasks
-from intercode_agents.strategies import EpisodeRun, ScriptedChatModel, Strategy
+from intercode_agents.models.scripted import ScriptedChatModel
+from intercode_agents.strategies import EpisodeRun, Strategy
 
 USAGE = {"input_tokens": 400, "output_tokens": 200, "total_tokens": 600}
 

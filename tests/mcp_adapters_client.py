@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.tools import load_mcp_tools
 
-from intercode_agents.strategies import ScriptedChatModel
+from intercode_agents.models.scripted import ScriptedChatModel
 
 TASK, GOLD = "bash/mini/0", "grep -c ERROR /testbed/logs/app.log"
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from intercode_agents.envs.bash import BashEnv
+from intercode_agents.envs.bash.env import BashEnv
 from intercode_agents.errors import ConfigError
+from intercode_agents.metrics.failure_modes import failure_tags
 from intercode_agents.runner.direct import replayable_actions
 from intercode_agents.runner.eval import EpisodeBudgets, run_eval
-from intercode_agents.runner.failure_modes import failure_tags
 from intercode_agents.runner.run_dir import read_records
 from intercode_agents.strategies.agent_episode import NOT_RUN, TURNS_SPENT
 from intercode_agents.trajectory import Trajectory

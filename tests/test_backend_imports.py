@@ -2,7 +2,7 @@
 
 Every other module, the layers above the sandbox layer (envs, runner, CLI, images) and the sandbox
 layer's engine-neutral code alike, reaches an engine only through the backend contract
-(``sandbox/backend.py``). The check reads each module's import statements (static, so an import
+(``sandbox/contract.py``). The check reads each module's import statements (static, so an import
 inside a function counts too) and the lazily imported modules of ``importlib.import_module``.
 """
 

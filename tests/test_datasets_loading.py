@@ -7,13 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from intercode_agents.datasets import (
-    ctf_asset_files,
-    get_task,
-    load_tasks,
-    resolve_data_root,
-    select_tasks,
-)
+from intercode_agents.datasets import get_task, load_tasks, resolve_data_root, select_tasks
+from intercode_agents.envs.ctf.tasks import ctf_asset_files
 from intercode_agents.errors import ConfigError, DatasetError, UnknownTask
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "intercode-data"

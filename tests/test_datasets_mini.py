@@ -16,7 +16,9 @@ import docker
 import pytest
 from docker.errors import ImageNotFound
 
-from intercode_agents.datasets import ctf_asset_files, mini_dir, select_tasks
+from intercode_agents.datasets import select_tasks
+from intercode_agents.envs.ctf.tasks import ctf_asset_files
+from intercode_agents.paths import data_dir
 
 BASE_IMAGE = "intercode-agents/base:bookworm"
 LABELS = {"intercode-agents": "1"}
@@ -38,7 +40,7 @@ def bash_mini_image(client: docker.DockerClient) -> Iterator[str]:
         return
     except ImageNotFound:
         pass
-    script = (mini_dir() / "bash_fs.sh").read_text()
+    script = (data_dir("envs") / "bash" / "mini_fs.sh").read_text()
     builder = client.containers.run(
         BASE_IMAGE, ["bash", "-c", script], detach=True, network_mode="none", labels=LABELS
     )
@@ -123,7 +125,7 @@ def test_sql_mini_golds_run_in_mariadb(client: docker.DockerClient) -> None:
 
 
 def test_sql_mini_dump_is_mysql_dialect_for_ic_mini() -> None:
-    dump = (mini_dir() / "sql_mini.sql").read_text()
+    dump = (data_dir("envs") / "sql" / "mini.sql").read_text()
     assert "CREATE DATABASE IF NOT EXISTS `ic_mini`" in dump
     assert dump.count("CREATE TABLE") == 3
     golds = [t.gold.upper() for t in select_tasks("sql", "mini")]

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from intercode_agents import make_env
-from intercode_agents.envs.bash_fact_store import FactStore, code_version, fact_store
-from intercode_agents.envs.bash_facts import GoldFacts
+from intercode_agents.envs.bash.changes import FsChange, PathDigest
+from intercode_agents.envs.bash.fact_store import FactStore, code_version, fact_store
+from intercode_agents.envs.bash.facts import GoldFacts
 from intercode_agents.errors import ConfigError
-from intercode_agents.rewards import FsChange, PathDigest
 
 FACTS = GoldFacts(
     output="a\nb\n",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from intercode_agents.envs.bash_facts import MISSING, GoldFacts, shallow
-from intercode_agents.rewards import FsChange, PathDigest
+from intercode_agents.envs.bash.changes import FsChange, PathDigest
+from intercode_agents.envs.bash.facts import MISSING, GoldFacts, shallow
 
 DIR_DEEP = PathDigest("dir", "d41d", 2)
 FILE = PathDigest("file", "abc", 1)

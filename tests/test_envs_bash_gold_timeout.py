@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from intercode_agents import make_env
-from intercode_agents.envs import bash_fact_store
+from intercode_agents.envs.bash import fact_store as bash_fact_store
 
 
 async def test_a_gold_that_times_out_is_not_run_again(tmp_path, monkeypatch):

@@ -20,8 +20,9 @@ from langchain_core.messages import AIMessage
 from intercode_agents import make_env
 from intercode_agents.datasets import select_tasks
 from intercode_agents.errors import ImageMissing
+from intercode_agents.models.scripted import ScriptedChatModel
 from intercode_agents.runner.preflight import image_ids
-from intercode_agents.strategies import ScriptedChatModel
+from intercode_agents.tools import EnvToolkit
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "custom_env"
 YAML = EXAMPLE / "jq.yaml"
@@ -105,7 +106,7 @@ async def test_langchain_tools_in_create_agent_and_pristine_sandboxes(built: Non
     )
     async with make_env(YAML) as env:
         query, _ = await env.reset(task=task)
-        agent = create_agent(model, env.toolkit().get_tools())
+        agent = create_agent(model, EnvToolkit(env=env).get_tools())
         result = await agent.ainvoke({"messages": [{"role": "user", "content": query}]})
         listing = result["messages"][2].content
         assert "orders.json" in listing and "users.json" in listing

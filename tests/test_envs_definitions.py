@@ -15,17 +15,19 @@ import pytest
 
 from intercode_agents import make_env
 from intercode_agents.datasets import get_task, select_tasks, split_names
-from intercode_agents.envs.registry import env_names, load_spec
 from intercode_agents.errors import ConfigError, DatasetError
+from intercode_agents.metrics.failure_modes import failure_tags
 from intercode_agents.runner.direct import gold_actions
-from intercode_agents.runner.failure_modes import failure_tags
+from intercode_agents.spec import env_names, load_spec
 from intercode_agents.strategies.prompts import load_prompts
+from intercode_agents.tools import EnvToolkit
 from intercode_agents.trajectory import Step, Trajectory
 
 # An env whose "sandbox" is the host process: enough to drive the plumbing, with a reward of its own.
 ECHO_ENV = """
 from intercode_agents.envs.base import ActionResult, Env
-from intercode_agents.rewards import RewardResult
+from intercode_agents.reward import RewardResult
+from intercode_agents.tools import EnvToolkit
 
 
 class EchoEnv(Env):
@@ -100,7 +102,7 @@ async def test_the_env_class_gives_tools_prompts_gold_policy_and_failure_rules(t
     assert gold_actions(task) == ["submit uno"]  # submit takes the answer: the gold policy submits it
     async with make_env(path) as env:
         assert env.name == "echo_tools"
-        run, submit = env.toolkit().get_tools()
+        run, submit = EnvToolkit(env=env).get_tools()
         assert run.name == "run_bash"  # action_language defaults to bash
         assert submit.description == "Finish the task: submit the word."
         schema = submit.args_schema.model_json_schema()  # type: ignore[union-attr]

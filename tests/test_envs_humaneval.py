@@ -95,7 +95,7 @@ async def test_an_object_that_equals_everything_earns_nothing_on_humaneval() -> 
 def test_an_unrolled_check_is_the_same_at_every_load_and_names_only_literals() -> None:
     """HumanEval 38 draws 100 random strings: the unroller seeds them, so two loads agree; the
     strings its encode_cyclic made are literals, so the agent's own encode_cyclic plays no part."""
-    from intercode_agents.datasets.check_tests import _unroll
+    from intercode_agents.envs.python.check_tests import _unroll
 
     record = shipped_records()[38]
     first = get_task("python/humaneval/38").meta["tests"]
@@ -139,7 +139,7 @@ async def test_redefining_an_unrolled_checks_helpers_earns_nothing() -> None:
 def test_a_check_whose_values_have_no_literal_form_stays_whole() -> None:
     """An argument the unroller cannot write out (an instance of a test-defined class) keeps the check
     whole, which the scorer refuses: the task is corrupt, not scored on a guess."""
-    from intercode_agents.datasets.check_tests import split_check_function
+    from intercode_agents.envs.python.check_tests import split_check_function
 
     code = "class Box:\n    pass\n\n\ndef check(candidate):\n    box = Box()\n"
     code += "    assert candidate(box) == 1\n"

@@ -14,7 +14,8 @@ import pytest
 
 from intercode_agents import make_env
 from intercode_agents.datasets import get_task
-from intercode_agents.envs.paper_execution import (
+from intercode_agents.envs.bash.changes import INTERCODE_IGNORED_NAMES
+from intercode_agents.envs.bash.paper import (
     CHDIR_FAILED,
     MALFORMED,
     TIMED_OUT,
@@ -30,7 +31,6 @@ from intercode_agents.envs.paper_execution import (
 from intercode_agents.errors import ConfigError
 from intercode_agents.images import image_ref
 from intercode_agents.paths import data_dir
-from intercode_agents.rewards.bash_changes import INTERCODE_IGNORED_NAMES
 from intercode_agents.sandbox import Sandbox
 from tests.test_cli_run_commands import cli
 

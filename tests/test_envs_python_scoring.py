@@ -1,7 +1,7 @@
 """Honest solutions score as they did when the tests ran in the agent's REPL.
 
 Scoring rebuilds the agent's definitions in a sandbox of its own and compares plain values on the
-scorer's side (see ``envs/python_scorer.py``); these tests pin down that an honest function gets the
+scorer's side (see ``envs/python/scorer.py``); these tests pin down that an honest function gets the
 outcome Python's own ``assert`` gives it: floats, sets, tuples against lists, None, bools, errors the
 gold raises too, ``test_setup_code``, helper classes in the arguments, and state built over several
 cells. The outcome texts the intercode mode compares with the gold's are checked one by one.
@@ -16,9 +16,9 @@ import pytest
 from intercode_agents import make_env
 from intercode_agents.datasets import Task
 from intercode_agents.envs import Env
-from intercode_agents.envs.python_scorer import AssertScorer, Cell, Program
+from intercode_agents.envs.python.reward import TestOutcome
+from intercode_agents.envs.python.scorer import AssertScorer, Cell, Program
 from intercode_agents.images import image_ref
-from intercode_agents.rewards import TestOutcome
 from intercode_agents.sandbox import Sandbox
 
 GOOD = "def second_largest(nums):\n    d = sorted(set(nums))[::-1]\n    return d[1] if len(d) > 1 else None"

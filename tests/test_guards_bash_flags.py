@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from intercode_agents.guards.bash_guard import bash_flags
+from intercode_agents.envs.bash.guard import bash_flags
 
 FLAGGED = [
     ("cat f > f", [("truncate", "/testbed/f")]),

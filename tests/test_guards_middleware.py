@@ -9,7 +9,8 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from intercode_agents import make_env
 from intercode_agents.guards import GuardPolicy
-from intercode_agents.strategies import ScriptedChatModel
+from intercode_agents.models.scripted import ScriptedChatModel
+from intercode_agents.tools import EnvToolkit
 from intercode_agents.tools.guard_middleware import GuardMiddleware
 
 RED_FRUITS = "awk -F, '$2 == \"red\" {print $1}' /testbed/data/fruits.csv"
@@ -39,7 +40,7 @@ async def test_one_middleware_line_guards_a_create_agent_run() -> None:
     async with make_env("bash") as env:
         query, _ = await env.reset("bash/mini/2")
         guard = GuardMiddleware(env, critic_model=model)
-        agent = create_agent(model, env.toolkit().get_tools(), middleware=[guard])
+        agent = create_agent(model, EnvToolkit(env=env).get_tools(), middleware=[guard])
         result = await agent.ainvoke({"messages": [{"role": "user", "content": query}]})
         assert env.done
     assert sorted(model.bound_tools) == ["rollback", "run_bash", "submit"]
@@ -66,7 +67,7 @@ async def test_the_middleware_refuses_sql_that_writes_and_the_tool_never_runs() 
     async with make_env("sql") as env:
         query, _ = await env.reset("sql/mini/0")
         middleware = GuardMiddleware(env, GuardPolicy(critic=False))
-        agent = create_agent(model, env.toolkit().get_tools(), middleware=[middleware])
+        agent = create_agent(model, EnvToolkit(env=env).get_tools(), middleware=[middleware])
         result = await agent.ainvoke({"messages": [{"role": "user", "content": query}]})
         assert env.turns == 2  # the refused statement never reached the env: the read and the submit did
     assert model.bound_tools == ["run_sql", "submit"]  # no task files, so no rollback tool
@@ -92,7 +93,7 @@ async def test_the_rollback_tool_and_a_veto_through_the_middleware() -> None:
     async with make_env("bash") as env:
         query, _ = await env.reset("bash/mini/3")
         agent = create_agent(
-            model, env.toolkit().get_tools(), middleware=[GuardMiddleware(env, critic_model=model)]
+            model, EnvToolkit(env=env).get_tools(), middleware=[GuardMiddleware(env, critic_model=model)]
         )
         result = await agent.ainvoke({"messages": [{"role": "user", "content": query}]})
     rm, vetoed, rollback, count, submit = tool_messages(result)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from intercode_agents.guards.sql_guard import sql_refusal
+from intercode_agents.envs.sql.guard import sql_refusal
 
 READS = [
     "SELECT 1",

@@ -8,8 +8,9 @@ from langchain_core.messages import AIMessage
 
 from intercode_agents import make_env
 from intercode_agents.guards import Guard, GuardPolicy
-from intercode_agents.runner.metrics import summarize
-from intercode_agents.strategies import ScriptedChatModel, get_strategy
+from intercode_agents.metrics.summary import summarize
+from intercode_agents.models.scripted import ScriptedChatModel
+from intercode_agents.strategies import get_strategy
 
 RED_FRUITS = "awk -F, '$2 == \"red\" {print $1}' /testbed/data/fruits.csv"
 # A classic slip: sorting a file onto itself empties it before sort reads it.

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from intercode_agents.envs.python.values import Unscorable, decode
 from intercode_agents.errors import DatasetError, EngineUnavailable
 from intercode_agents.images import build_images, image_ref
-from intercode_agents.rewards.python_values import Unscorable, decode
 
 RUN = ["docker", "run", "-i", "--rm", "--network", "none", "--label", "intercode-agents=1"]
 

@@ -7,6 +7,7 @@ import pytest
 from intercode_agents import make_env
 from intercode_agents.errors import InvalidAction
 from intercode_agents.sandbox import Sandbox
+from intercode_agents.tools import EnvToolkit
 
 CASES = {
     "bash": ("bash/mini/0", "echo \ud800", "ls"),
@@ -27,7 +28,7 @@ async def test_a_lone_surrogate_is_an_invalid_action_in_every_env(name):
             assert info["action_type"] == "invalid" and not done and reward == 0.0
         obs, _, _, _, info = await env.step(good)
         assert info["action_type"] == "action" and not info["errored"], obs
-        tool = next(t for t in env.toolkit().get_tools() if t.name.startswith("run_"))
+        tool = next(t for t in EnvToolkit(env=env).get_tools() if t.name.startswith("run_"))
         field = next(iter(tool.args))  # command | query | code
         call = {"type": "tool_call", "id": "1", "name": tool.name, "args": {field: bad}}
         seen = await tool.ainvoke(call)

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from intercode_agents import make_env
-from intercode_agents.envs.bash_facts import gold_facts
+from intercode_agents.envs.bash.facts import gold_facts
 from intercode_agents.errors import IntercodeError
 from intercode_agents.sandbox import RUN_ID, SandboxPool
 from tests.docker_helpers import SLEEPER, containers_of_run
@@ -100,7 +100,7 @@ async def test_a_trusted_sandbox_is_recycled_only_when_every_channel_is_unchange
 async def test_a_planted_sandbox_never_feeds_a_gold(tmp_path, monkeypatch):
     """bash/fs1/6's gold lists every .txt file from /: planted ones must never show in its facts."""
     monkeypatch.setenv("INTERCODE_AGENTS_CACHE", str(tmp_path))
-    from intercode_agents.envs import bash_fact_store
+    from intercode_agents.envs.bash import fact_store as bash_fact_store
 
     monkeypatch.setattr(bash_fact_store, "_stores", {})
     async with make_env("bash", facts_cache="disk") as env:

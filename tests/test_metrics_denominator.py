@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
+from intercode_agents.metrics.summary import exclusion_reason, summarize
 from intercode_agents.models.pricing import parse_price_table
-from intercode_agents.runner.metrics import exclusion_reason, summarize
-from intercode_agents.runner.terminal import summary_table
+from intercode_agents.report.terminal import summary_table
 from intercode_agents.trajectory import FailedAttempt, Step, Trajectory
 
 PRICES = parse_price_table({"models": {"m": {"input": 1.0, "output": 2.0}}}, "test")

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from intercode_agents.errors import ConfigError
+from intercode_agents.metrics.epochs import pass_at_k
+from intercode_agents.metrics.failure_modes import failure_tags
+from intercode_agents.metrics.summary import summarize, turn_numbers, turns_used
 from intercode_agents.models.pricing import parse_price_table
-from intercode_agents.runner.epoch_metrics import pass_at_k
-from intercode_agents.runner.failure_modes import failure_tags
-from intercode_agents.runner.metrics import summarize, turn_numbers, turns_used
 from intercode_agents.trajectory import Step, Trajectory
 
 PRICES = parse_price_table({"models": {}}, "test")

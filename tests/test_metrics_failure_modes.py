@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from intercode_agents.runner.failure_modes import (
+from intercode_agents.metrics.failure_modes import (
     PARALYSIS_MIN_ACTIONS,
     failure_tags,
     levenshtein,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from intercode_agents.runner.safeguard_metrics import comparison_metrics, safeguard_counts
+from intercode_agents.metrics.safeguards import comparison_metrics, safeguard_counts
 from intercode_agents.trajectory import Step, Trajectory
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from intercode_agents.runner.failure_modes import failure_tags
-from intercode_agents.runner.report import load_run, write_report
-from intercode_agents.runner.report_data import flips
+from intercode_agents.metrics.failure_modes import failure_tags
+from intercode_agents.report import load_run, write_report
+from intercode_agents.report.episodes import flips
 from intercode_agents.runner.run_dir import write_json
 from intercode_agents.trajectory import Step, Trajectory
 from tests.chromium import CHROMIUM, HeadlessChromium

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from intercode_agents.errors import ConfigError
-from intercode_agents.runner.metrics import summarize
-from intercode_agents.runner.report import load_run, write_report
+from intercode_agents.metrics.summary import summarize
+from intercode_agents.report import load_run, write_report
 from intercode_agents.trajectory import FailedAttempt, Step, Trajectory
 
 EVIL = "<script>alert(1)</script>|x"

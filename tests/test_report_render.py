@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from intercode_agents.runner.report import write_report
+from intercode_agents.report import write_report
 from intercode_agents.trajectory import Step, Trajectory
 from tests.chromium import CHROMIUM, FLAGS
 

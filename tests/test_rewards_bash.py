@@ -18,20 +18,18 @@ import docker
 import pytest
 from docker.errors import ImageNotFound
 
-from intercode_agents.datasets import mini_dir
-from intercode_agents.envs.bash_facts import to_digest
-from intercode_agents.errors import ConfigError
-from intercode_agents.rewards import (
-    BashSide,
+from intercode_agents.envs.bash.changes import (
     FsChange,
     PathDigest,
-    RewardResult,
-    answer_similarity,
-    bash_reward,
     change_entries,
     changes_from_docker,
     paths_to_probe,
 )
+from intercode_agents.envs.bash.facts import to_digest
+from intercode_agents.envs.bash.reward import BashSide, answer_similarity, bash_reward
+from intercode_agents.errors import ConfigError
+from intercode_agents.paths import data_dir
+from intercode_agents.reward import RewardResult
 from intercode_agents.sandbox.path_states import parse_probe_output, probe_command
 
 
@@ -283,7 +281,7 @@ def mini_image(client: docker.DockerClient) -> Iterator[str]:
         pass
     builder = client.containers.run(
         "intercode-agents/base:bookworm",
-        ["bash", "-c", (mini_dir() / "bash_fs.sh").read_text()],
+        ["bash", "-c", (data_dir("envs") / "bash" / "mini_fs.sh").read_text()],
         detach=True,
         network_mode="none",
         labels=LABELS,

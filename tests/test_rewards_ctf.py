@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from intercode_agents.rewards import ctf_reward
+from intercode_agents.envs.ctf.reward import ctf_reward
 
 GOLD = "picoCTF{r0t_thirt33n_r0und_tr1p}"
 

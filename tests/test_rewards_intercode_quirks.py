@@ -8,17 +8,11 @@ that cannot run is a corrupt task (unscored) in both modes, never a free win.
 
 from __future__ import annotations
 
-from intercode_agents.rewards import (
-    BashSide,
-    FsChange,
-    PathDigest,
-    SqlOutcome,
-    TestOutcome,
-    bash_reward,
-    ctf_reward,
-    python_reward,
-    sql_reward,
-)
+from intercode_agents.envs.bash.changes import FsChange, PathDigest
+from intercode_agents.envs.bash.reward import BashSide, bash_reward
+from intercode_agents.envs.ctf.reward import ctf_reward
+from intercode_agents.envs.python.reward import TestOutcome, python_reward
+from intercode_agents.envs.sql.reward import SqlOutcome, sql_reward
 
 
 def side(changes: list[tuple[str, str]], digests: dict[str, PathDigest], output: str) -> BashSide:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from intercode_agents.envs.python.reward import TestOutcome, python_reward
 from intercode_agents.errors import ConfigError
-from intercode_agents.rewards import TestOutcome, python_reward
 
 TESTS = ["assert f(1) == 2", "assert f(2) == 3", "assert f(3) == 5"]
 PASS = TestOutcome(passed=True)

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from intercode_agents.rewards import TestOutcome
-from intercode_agents.rewards.python_asserts import ProbeResult, UnsplittableTest, evaluate, split_test
-from intercode_agents.rewards.python_values import MalformedValue, Unscorable, decode
+from intercode_agents.envs.python.asserts import ProbeResult, UnsplittableTest, evaluate, split_test
+from intercode_agents.envs.python.reward import TestOutcome
+from intercode_agents.envs.python.values import MalformedValue, Unscorable, decode
 
 
 def probes(test: str, entry: str = "f") -> list[tuple[str, str]]:

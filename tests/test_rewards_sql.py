@@ -9,8 +9,7 @@ import warnings
 import pytest
 from scipy.stats import kendalltau
 
-from intercode_agents.rewards import SqlOutcome, has_top_level_order_by, sql_reward
-from intercode_agents.rewards.sql import SHORT, _kendall
+from intercode_agents.envs.sql.reward import SHORT, SqlOutcome, _kendall, has_top_level_order_by, sql_reward
 
 
 def rows(*values: object) -> SqlOutcome:

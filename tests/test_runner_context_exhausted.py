@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from intercode_agents.metrics.failure_modes import failure_tags
+from intercode_agents.models.scripted import ScriptedChatModel
 from intercode_agents.runner.eval import run_eval
-from intercode_agents.runner.failure_modes import failure_tags
-from intercode_agents.strategies import ScriptedChatModel
 from intercode_agents.strategies.episode import context_full
 
 os.environ.setdefault("INTERCODE_DATA", "/work/shared/intercode-data")

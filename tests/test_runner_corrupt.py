@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from intercode_agents.models.scripted import ScriptedChatModel
+from intercode_agents.report import write_report
 from intercode_agents.runner.eval import run_eval
-from intercode_agents.runner.report import write_report
-from intercode_agents.strategies import ScriptedChatModel
 
 os.environ.setdefault("INTERCODE_DATA", "/work/shared/intercode-data")
 CORRUPT = "sql/spider/164"

@@ -11,8 +11,8 @@ import pytest
 
 from intercode_agents.datasets import Task
 from intercode_agents.errors import ConfigError, ImageMissing
+from intercode_agents.metrics.summary import summarize
 from intercode_agents.runner.eval import run_eval
-from intercode_agents.runner.metrics import summarize
 from intercode_agents.runner.preflight import image_ids
 from intercode_agents.runner.replay import replay_file
 from intercode_agents.runner.run_dir import read_records

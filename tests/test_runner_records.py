@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from intercode_agents.errors import ConfigError
-from intercode_agents.runner.report import load_run, write_report
+from intercode_agents.report import load_run, write_report
 from intercode_agents.runner.run_dir import write_json
 from intercode_agents.runner.run_records import RunPlan, epoch_seed, read_run_records
 from intercode_agents.trajectory import FailedAttempt, Step, Trajectory

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from intercode_agents.errors import ConfigError
-from intercode_agents.runner.paper_log import BadLog, LoggedTurn, match_tasks, read_log
-from intercode_agents.runner.rescore import submission_of
+from intercode_agents.fidelity.paper_log import BadLog, LoggedTurn, match_tasks, read_log
+from intercode_agents.fidelity.rescore import submission_of
 from tests.test_cli_run_commands import cli
 
 RESULTS = Path(os.environ.get("INTERCODE_RESULTS", "/work/shared/intercode-results"))

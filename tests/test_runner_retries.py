@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from intercode_agents.datasets import get_task
-from intercode_agents.envs.bash import BashEnv
+from intercode_agents.envs.bash.env import BashEnv
 from intercode_agents.errors import ConfigError, SessionDied
+from intercode_agents.report import load_run
 from intercode_agents.runner.eval import run_eval
 from intercode_agents.runner.players import GoldPlayer
-from intercode_agents.runner.report import load_run
 from intercode_agents.runner.retries import NO_RETRIES, RetryPolicy, play_with_retries
 from intercode_agents.runner.run_dir import read_records
 from intercode_agents.runner.workers import Episode, run_episodes

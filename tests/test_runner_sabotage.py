@@ -16,11 +16,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from intercode_agents import make_env
 from intercode_agents.datasets import get_task
+from intercode_agents.metrics.failure_modes import failure_tags
+from intercode_agents.models.scripted import ScriptedChatModel
 from intercode_agents.runner.direct import play_direct, scripted
 from intercode_agents.runner.eval import run_eval
-from intercode_agents.runner.failure_modes import failure_tags
 from intercode_agents.runner.run_dir import read_records
-from intercode_agents.strategies import ScriptedChatModel
 
 os.environ.setdefault("INTERCODE_DATA", "/work/shared/intercode-data")
 

@@ -11,8 +11,8 @@ import subprocess
 from typing import Any
 
 from intercode_agents.envs import make_env
-from intercode_agents.envs.sql import SqlEnv
-from intercode_agents.envs.sql_gold import clear_gold_cache
+from intercode_agents.envs.sql.env import SqlEnv
+from intercode_agents.envs.sql.gold import clear_gold_cache
 from tests.sql_server_view import admin_sql, threads_running, wait_running
 
 SLOW = "SELECT count(*) FROM world_1.city a, world_1.countrylanguage b WHERE a.Population > b.Percentage"

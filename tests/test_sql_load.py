@@ -13,9 +13,9 @@ import subprocess
 
 from intercode_agents.datasets import get_task, select_tasks
 from intercode_agents.envs import make_env
-from intercode_agents.envs.sql import SqlEnv
-from intercode_agents.envs.sql_gold import GOLD_HELPERS, clear_gold_cache
-from intercode_agents.envs.sql_server import SERVER_OPTIONS
+from intercode_agents.envs.sql.env import SqlEnv
+from intercode_agents.envs.sql.gold import GOLD_HELPERS, clear_gold_cache
+from intercode_agents.envs.sql.server import SERVER_OPTIONS
 from tests.sql_server_view import sql_servers
 
 EPISODES = 32

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from intercode_agents.datasets import select_tasks
-from intercode_agents.sqlcheck.isolation import isolation_refusal
-from intercode_agents.sqlcheck.lexer import lex
+from intercode_agents.envs.sql.isolation import isolation_refusal
+from intercode_agents.envs.sql.lexer import lex
 
 GPT35_SQL_LOG = Path(
     os.environ.get("INTERCODE_RESULTS", "/work/shared/intercode-results"),

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from intercode_agents.envs import make_env
-from intercode_agents.envs.sql import SqlEnv
-from intercode_agents.sqlcheck.isolation import isolation_refusal, mariadb_keywords
+from intercode_agents.envs.sql.env import SqlEnv
+from intercode_agents.envs.sql.isolation import isolation_refusal, mariadb_keywords
 from tests.sql_server_view import admin_sql, lock_holder
 
 

@@ -10,7 +10,8 @@ from langchain_core.messages import AIMessage
 
 from intercode_agents import make_env
 from intercode_agents.errors import ConfigError
-from intercode_agents.strategies import ScriptedChatModel, get_strategy
+from intercode_agents.models.scripted import ScriptedChatModel
+from intercode_agents.strategies import get_strategy
 
 os.environ.setdefault("INTERCODE_DATA", "/work/shared/intercode-data")
 USAGE = {"input_tokens": 500, "output_tokens": 100, "total_tokens": 600}

@@ -7,7 +7,8 @@ import pytest
 from intercode_agents import make_env
 from intercode_agents.datasets import get_task
 from intercode_agents.errors import UnknownTask
-from intercode_agents.strategies import ScriptedChatModel, get_strategy
+from intercode_agents.models.scripted import ScriptedChatModel
+from intercode_agents.strategies import get_strategy
 
 COUNT_ERRORS = "grep -c ERROR /testbed/logs/app.log"
 FAST_RETRIES = {"retry_initial_wait_s": 0.01, "retry_max_wait_s": 0.05}

@@ -6,7 +6,8 @@ import httpx
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from intercode_agents.strategies import ModelCallFailed, ScriptedChatModel, call_model, is_transient
+from intercode_agents.models.calls import ModelCallFailed, call_model, is_transient
+from intercode_agents.models.scripted import ScriptedChatModel
 
 PROMPT = [HumanMessage(content="hi")]
 

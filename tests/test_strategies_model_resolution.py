@@ -9,7 +9,8 @@ import pytest
 from intercode_agents import make_env
 from intercode_agents.errors import ConfigError
 from intercode_agents.models import LocalChatModel, describe_model, resolve_model, with_seed
-from intercode_agents.strategies import ScriptedChatModel, get_strategy
+from intercode_agents.models.scripted import ScriptedChatModel
+from intercode_agents.strategies import get_strategy
 
 os.environ.setdefault("INTERCODE_DATA", "/work/shared/intercode-data")
 

@@ -8,7 +8,8 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
 from intercode_agents import make_env
-from intercode_agents.strategies import ScriptedChatModel, get_strategy
+from intercode_agents.models.scripted import ScriptedChatModel
+from intercode_agents.strategies import get_strategy
 
 COUNT_ERRORS = "grep -c ERROR /testbed/logs/app.log"
 USAGE = {"input_tokens": 100, "output_tokens": 10, "total_tokens": 110}

@@ -6,7 +6,8 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
 from intercode_agents import make_env
-from intercode_agents.strategies import ScriptedChatModel, get_strategy
+from intercode_agents.models.scripted import ScriptedChatModel
+from intercode_agents.strategies import get_strategy
 
 COUNT_ERRORS = "grep -c ERROR /testbed/logs/app.log"
 

@@ -7,7 +7,8 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, ToolMessage
 
 from intercode_agents import make_env
-from intercode_agents.strategies import ScriptedChatModel
+from intercode_agents.models.scripted import ScriptedChatModel
+from intercode_agents.tools import EnvToolkit
 
 
 def tool_call(name: str, args: dict[str, str], call_id: str) -> AIMessage:
@@ -27,7 +28,9 @@ async def test_create_agent_solves_a_task_with_our_tools() -> None:
     )
     async with make_env("bash") as env:
         query, _ = await env.reset("bash/mini/5")
-        agent = create_agent(model, env.toolkit().get_tools(), system_prompt="Solve the task with the tools.")
+        agent = create_agent(
+            model, EnvToolkit(env=env).get_tools(), system_prompt="Solve the task with the tools."
+        )
         result = await agent.ainvoke({"messages": [{"role": "user", "content": query}]})
         assert env.done
     assert model.bound_tools == ["run_bash", "submit"]
@@ -49,7 +52,7 @@ async def test_agent_survives_a_bad_action_and_a_step_after_submit() -> None:
     )
     async with make_env("bash") as env:
         query, _ = await env.reset("bash/mini/0")
-        agent = create_agent(model, env.toolkit().get_tools())
+        agent = create_agent(model, EnvToolkit(env=env).get_tools())
         result = await agent.ainvoke({"messages": [{"role": "user", "content": query}]})
     tool_messages = [m for m in result["messages"] if isinstance(m, ToolMessage)]
     assert [m.status for m in tool_messages] == ["error", "success", "error"]

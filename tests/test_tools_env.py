@@ -139,7 +139,7 @@ async def test_tool_node_runs_our_tools(bash_tools) -> None:
 async def test_sql_and_python_toolkits(env_name: str, task_id: str, run_tool: str, arg: str) -> None:
     async with make_env(env_name) as env:
         await env.reset(task_id)
-        run, submit = env.toolkit().get_tools()
+        run, submit = EnvToolkit(env=env).get_tools()
         assert run.name == run_tool and list(run.args) == [arg]
         gold = env.task.gold
         ran = await run.ainvoke(call(run_tool, {arg: gold}))
@@ -153,7 +153,7 @@ async def test_sql_and_python_toolkits(env_name: str, task_id: str, run_tool: st
 async def test_ctf_toolkit_runs_bash_and_submits_a_flag() -> None:
     async with make_env("ctf") as env:
         await env.reset("ctf/mini/0")
-        run, submit = env.toolkit().get_tools()
+        run, submit = EnvToolkit(env=env).get_tools()
         assert run.name == "run_bash" and list(submit.args) == ["answer"]
         listing = await run.ainvoke(call("run_bash", {"command": "ls"}))
         assert "message.txt" in listing.content
@@ -167,7 +167,7 @@ async def test_toolkits_of_many_envs_run_concurrently() -> None:
         tools = []
         for env in envs:
             await env.reset("bash/mini/0")
-            tools.append(env.toolkit().get_tools()[0])
+            tools.append(EnvToolkit(env=env).get_tools()[0])
         started = asyncio.get_running_loop().time()
         messages = await asyncio.gather(
             *(
@@ -182,7 +182,7 @@ async def test_toolkits_of_many_envs_run_concurrently() -> None:
 
 async def test_tools_work_before_any_reset_but_submit_needs_a_task() -> None:
     async with make_env("bash") as env:
-        run_bash, submit = env.toolkit().get_tools()
+        run_bash, submit = EnvToolkit(env=env).get_tools()
         ran = await run_bash.ainvoke(call("run_bash", {"command": "echo hi"}))
         assert ran.status == "success" and ran.content == "hi\n"
         refused = await submit.ainvoke(call("submit", {}, "c2"))

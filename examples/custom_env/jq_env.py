@@ -12,9 +12,9 @@ import json
 from typing import Any
 
 from intercode_agents.datasets import Task
-from intercode_agents.envs.bash import BashEnv
-from intercode_agents.envs.bash_facts import run_gold
-from intercode_agents.rewards import RewardResult
+from intercode_agents.envs.bash.env import BashEnv
+from intercode_agents.envs.bash.facts import run_gold
+from intercode_agents.reward import RewardResult
 
 WORKDIR = "/data"
 _GOLD_OUTPUTS: dict[tuple[str, str], str | None] = {}  # (image id, gold) -> its output

@@ -11,7 +11,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from intercode_agents.strategies import ScriptedChatModel
+from intercode_agents.models.scripted import ScriptedChatModel
 
 
 def _call(name: str, args: dict[str, str], call_id: str) -> dict[str, Any]:

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from intercode_agents.cli.app import app, main
+from intercode_agents.cli.main import app, main
 
 __all__ = ["app", "main"]

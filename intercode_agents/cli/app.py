@@ -38,22 +38,3 @@ def friendly(fn: F) -> F:
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
-
-
-def _register() -> None:
-    # Importing the command modules attaches their commands to `app`.
-    from intercode_agents.cli import (  # noqa: F401
-        data_cmds,
-        eval_cmd,
-        image_cmds,
-        mcp_cmds,
-        model_cmds,
-        rescore_cmds,
-        run_cmds,
-        view_cmd,
-    )
-
-
-def main() -> None:
-    _register()
-    app(prog_name="intercode-agents")

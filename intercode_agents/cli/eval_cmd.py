@@ -293,8 +293,8 @@ def eval_cmd(
 
 def _finish(results: list[Any], run_dir: Path, several: bool, argv: list[str]) -> None:
     """Print the summaries, write the report, and say where it is and how to open it."""
-    from intercode_agents.runner.report import write_report
-    from intercode_agents.runner.terminal import summary_table
+    from intercode_agents.report import write_report
+    from intercode_agents.report.terminal import summary_table
 
     for result in results:
         if several:

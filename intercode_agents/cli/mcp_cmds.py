@@ -87,7 +87,7 @@ def mcp_cmd(
             raise ConfigError(f"--{name} must be at least 1, got {value}")
     if ttl <= 0:
         raise ConfigError(f"--ttl must be a positive number of seconds, got {ttl:g}")
-    from intercode_agents.envs import load_spec
+    from intercode_agents.spec import load_spec
 
     served = [load_spec(path).name for path in env or []]  # a bad YAML stops the server here
     if served:

@@ -50,11 +50,11 @@ def rescore_cmd(
       intercode-agents rescore ic_bash_multiturn_gpt-3.5_10_turns_fs_1.json --execution paper
       intercode-agents rescore my_log.json --env bash/fs2 --limit 5 --json
     """
-    from intercode_agents.envs.paper_execution import EXECUTION_MODES
+    from intercode_agents.envs.bash.paper import EXECUTION_MODES
     from intercode_agents.errors import ConfigError
+    from intercode_agents.fidelity.rescore import rescore_file
+    from intercode_agents.fidelity.rescore_view import rescore_view
     from intercode_agents.runner.interrupt import Interrupted, run_interruptible
-    from intercode_agents.runner.rescore import rescore_file
-    from intercode_agents.runner.rescore_view import rescore_view
 
     if execution not in EXECUTION_MODES:
         raise ConfigError(f"unknown execution mode {execution!r}; choose {' or '.join(EXECUTION_MODES)}")

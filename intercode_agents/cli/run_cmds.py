@@ -101,9 +101,9 @@ def gold_cmd(
       intercode-agents gold sql --tasks mini --json
       intercode-agents gold python --tasks "python/mbpp/1?" --reward strict -c 8
     """
+    from intercode_agents.report.terminal import gold_view
     from intercode_agents.runner.gold import run_gold
     from intercode_agents.runner.interrupt import Interrupted, run_interruptible
-    from intercode_agents.runner.terminal import gold_view
 
     try:
         report = run_interruptible(
@@ -148,10 +148,10 @@ def replay_cmd(
       intercode-agents replay runs/bash-react-local-20250101-120000/trajectories.jsonl
       intercode-agents replay runs/gold-mini --json
     """
+    from intercode_agents.report.terminal import replay_view
     from intercode_agents.runner.interrupt import Interrupted, run_interruptible
     from intercode_agents.runner.replay import replay_file
     from intercode_agents.runner.run_dir import TRAJECTORIES
-    from intercode_agents.runner.terminal import replay_view
 
     path = trajectories / TRAJECTORIES if trajectories.is_dir() else trajectories
     try:
@@ -195,7 +195,7 @@ def report_cmd(
       intercode-agents report runs/bash-react-local-20250101-120000
       intercode-agents report runs/react runs/try_again -o reports/compare.html
     """
-    from intercode_agents.runner.report import write_report
+    from intercode_agents.report import write_report
 
     html, markdown = write_report(run_dirs, out)
     console.print(f"report:  {html}\nsummary: {markdown}", highlight=False)
@@ -224,10 +224,11 @@ def play_cmd(
       intercode-agents play python --task python/mbpp/11 --reward strict
     """
     from intercode_agents.datasets import get_task, select_tasks
-    from intercode_agents.envs import load_spec, make_env
+    from intercode_agents.envs import make_env
     from intercode_agents.runner.interrupt import Interrupted, run_interruptible
     from intercode_agents.runner.players import HumanPlayer
     from intercode_agents.runner.preflight import image_ids
+    from intercode_agents.spec import load_spec
 
     load_spec(env)
     if task:

@@ -27,7 +27,7 @@ def has_display() -> bool:
 def report_of(path: Path) -> Path:
     """The report of a run directory (written or refreshed when the records are newer), a comparison
     directory (its runs' report), or an HTML file."""
-    from intercode_agents.runner.report import write_report
+    from intercode_agents.report import write_report
 
     if path.is_file():
         if path.suffix.lower() not in (".html", ".htm"):

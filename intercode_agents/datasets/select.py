@@ -112,7 +112,7 @@ def by_position(env: str | Path, term: str, data_root: str | Path | None = None)
 def get_task(task_id: str, *, data_root: str | Path | None = None) -> Task:
     """The task with this id (or ``SPLIT/#N`` position); :class:`UnknownTask` (with the closest ids as a
     hint) when there is none."""
-    from intercode_agents.envs.registry import env_names
+    from intercode_agents.spec import env_names
 
     env = task_id.split("/", 1)[0]
     if env not in env_names():

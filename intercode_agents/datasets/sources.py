@@ -34,9 +34,9 @@ import json
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from intercode_agents.datasets.task import Task
+from intercode_agents.datasets.task import Task, TaskDetails
 from intercode_agents.errors import ConfigError, DatasetError
 from intercode_agents.paths import data_dir
 
@@ -131,7 +131,7 @@ def _names(value: Any, what: str, known: list[str], where: Path) -> tuple[str, .
 
 def env_tasks(name_or_path: str | Path) -> EnvTasks:
     """The task sources an env's YAML declares (ConfigError for an unknown env or a bad section)."""
-    from intercode_agents.envs.registry import load_spec
+    from intercode_agents.spec import load_spec
 
     spec = load_spec(name_or_path)
     return _parse(spec.name, spec.path, spec.class_ref, _frozen_section(spec.tasks))
@@ -227,11 +227,20 @@ def mapped(record: dict[str, Any], source: TaskSource, where: str) -> dict[str, 
     return record | {key: _value(how, record, where) for key, how in source.fields.items()}
 
 
+class TaskDetailer(Protocol):
+    """What the datasets ask of an env class: the details of the task made from a record (see
+    :meth:`intercode_agents.envs.base.Env.task_details`)."""
+
+    def task_details(
+        self, record: dict[str, Any], source: TaskSource, index: int, root: Path | None
+    ) -> TaskDetails: ...
+
+
 def build_tasks(source: TaskSource, root: Path | None) -> list[Task]:
     """The tasks of one split, read through its env class's ``task_details`` hook."""
-    from intercode_agents.envs.registry import load_spec
+    from intercode_agents.spec import load_spec
 
-    env_class = load_spec(source.env).env_class()
+    env_class: TaskDetailer = load_spec(source.env).load_class()
     path = source.resolve(source.file, root)
     tasks = []
     for index, raw in enumerate(read_records(path)):
@@ -271,8 +280,3 @@ def load_split(env: str, split: str, root: Path | None) -> tuple[Task, ...]:
     process."""
     source = env_tasks(env).split(split)
     return tuple(build_tasks(source, root if source.needs_data else None))
-
-
-def mini_dir() -> Path:
-    """The shipped folder of the project's own small task sets."""
-    return data_dir("envs") / "mini"

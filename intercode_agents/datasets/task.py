@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -26,3 +28,13 @@ class Task(BaseModel):
     ]  # the paper's metric groups: {"fs": "fs1"}, {"hardness": ..., "db": ...}, {"tag": ...}
     meta: dict[str, Any]  # db, db_tables, tests, test_setup_code, entry_point, tags, source, asset_dir, ...
     unavailable: str | None = None  # why the task cannot run here, or None
+
+
+@dataclass(frozen=True)
+class TaskDetails:
+    """What an env class adds to a task read from a record: its metric groups, its meta, and why it
+    cannot run here (None when it can)."""
+
+    group: dict[str, str] = dataclasses.field(default_factory=dict)
+    meta: dict[str, Any] = dataclasses.field(default_factory=dict)
+    unavailable: str | None = None

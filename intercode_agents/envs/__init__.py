@@ -1,17 +1,18 @@
-"""Environments: tasks become episodes (reset / step / submit) with rewards. See base.py, and
-registry.py for env definitions (a user's env YAML)."""
+"""Environments: tasks become episodes (reset / step / submit) with rewards.
 
-from intercode_agents.envs.base import REWARD_MODES, ActionResult, Env, TaskDetails, parse_submit
-from intercode_agents.envs.registry import EnvSpec, env_names, load_spec, make_env
+``base.py`` is the episode API every env implements; ``registry.py`` makes an env from its definition
+(:mod:`intercode_agents.spec`); ``pooled_env.py`` and ``shared_pools.py`` are the sandbox machinery the
+envs share. Each shipped family has one folder (``bash/``, ``sql/``, ``python/``, ``ctf/``) holding
+its env class, reward maths, gold handling, task loading and guard rules; a user's env is the same
+shape outside the package (``examples/custom_env/``).
+"""
+
+from intercode_agents.envs.base import ActionResult, Env, parse_submit
+from intercode_agents.envs.registry import make_env
 
 __all__ = [
-    "REWARD_MODES",
     "ActionResult",
     "Env",
-    "EnvSpec",
-    "TaskDetails",
-    "env_names",
-    "load_spec",
     "make_env",
     "parse_submit",
 ]

@@ -25,27 +25,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from intercode_agents.datasets.task import TaskDetails
 from intercode_agents.errors import ConfigError, InvalidAction, SessionDied
-from intercode_agents.rewards import RewardResult
+from intercode_agents.reward import RewardResult, check_mode
 
 if TYPE_CHECKING:
-    from langchain_core.tools import BaseToolkit
-
     from intercode_agents.datasets import Task
     from intercode_agents.datasets.sources import TaskSource
 
 
-@dataclass(frozen=True)
-class TaskDetails:
-    """What an env class adds to a task read from a record: its metric groups, its meta, and why it
-    cannot run here (None when it can)."""
-
-    group: dict[str, str] = dataclasses.field(default_factory=dict)
-    meta: dict[str, Any] = dataclasses.field(default_factory=dict)
-    unavailable: str | None = None
-
-
-REWARD_MODES = ("intercode", "strict")
 _SUBMIT = re.compile(r"^\s*submit\b[ \t]*(.*)\Z", re.DOTALL)
 
 
@@ -130,8 +118,7 @@ class Env(ABC):
         None: ``$INTERCODE_ENGINES``, else the default backend)."""
         from intercode_agents.sandbox import resolve_engines
 
-        if reward not in REWARD_MODES:
-            raise ConfigError(f"unknown reward mode {reward!r}; choose one of {', '.join(REWARD_MODES)}")
+        check_mode(reward)
         if execution not in self.execution_modes:
             raise ConfigError(
                 f"the {self.name} env cannot run actions in {execution!r} execution; "
@@ -309,12 +296,6 @@ class Env(ABC):
         if self.task is None:
             raise ConfigError(f"no task is loaded; call reset(task_id=...) on the {self.name} env first")
         return self.task
-
-    def toolkit(self) -> BaseToolkit:
-        """LangChain tools bound to this env (run_<language> and submit)."""
-        from intercode_agents.tools import EnvToolkit
-
-        return EnvToolkit(env=self)
 
     def _annotate(self, result: ActionResult) -> ActionResult:
         """Add what the harness has to tell the agent about its sandbox to an action's observation."""

@@ -1,151 +1,33 @@
-"""Env definitions as data: an env YAML names its class, options, tasks, images and prompt texts.
+"""Env classes from env definitions: :func:`make_env` and :func:`env_class`.
 
-The shipped envs live in ``envs/<name>.yaml``. A user adds an environment without editing the package
-by writing such a file anywhere (see ``examples/custom_env/``) and passing its path wherever an env
-name goes (``make_env("examples/custom_env/jq.yaml")``, ``intercode-agents eval PATH.yaml``). Keys:
-
-- ``name``: the env's name (task ids start with it); ``class``: ``module:Class`` or ``PATH.py:Class``
-  (relative to the YAML) of an :class:`~intercode_agents.envs.base.Env` subclass;
-- ``options``: keyword arguments of the class;
-- ``tasks``: where the tasks come from (see :mod:`intercode_agents.datasets.sources`);
-- ``images``: rows of the image table for the env's own images (see ``docker/images.yaml``; a
-  ``folder`` is relative to the YAML);
-- ``prompts``: the env's texts for the strategies (``name``, ``environment``, ``submit`` and, for
-  envs that name a function, ``entry_point``), used where a prompt file has none for the env.
-
-Once a YAML file is loaded, its env is known by name in the process, so its task ids resolve.
+The definitions themselves (YAML files, their names and the user envs loaded in this process) are
+:mod:`intercode_agents.spec`; this module adds what needs the :class:`Env` class: checking that a
+definition names one, and making an env with the definition's options.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from intercode_agents.envs.base import Env
 from intercode_agents.errors import ConfigError
-from intercode_agents.paths import data_dir
-
-_KEYS = {"name", "class", "description", "options", "tasks", "images", "prompts"}
-_PROMPT_KEYS = {"name", "environment", "submit", "entry_point"}
-_loaded: dict[str, Path] = {}  # env name -> the YAML file it came from (user envs loaded in this process)
+from intercode_agents.spec import EnvSpec, load_spec
 
 
-@dataclass(frozen=True)
-class EnvSpec:
-    """One env definition, read from its YAML file."""
-
-    name: str
-    path: Path  # the YAML file
-    class_ref: str
-    description: str = ""
-    options: dict[str, Any] = field(default_factory=dict)
-    tasks: dict[str, Any] = field(default_factory=dict)
-    images: dict[str, Any] = field(default_factory=dict)
-    prompts: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def folder(self) -> Path:
-        return self.path.parent
-
-    def env_class(self) -> type[Env]:
-        return _import_class(self.class_ref, self.folder, self.path)
-
-
-def env_names() -> list[str]:
-    """The shipped envs and the user envs loaded in this process."""
-    return sorted({p.stem for p in data_dir("envs").glob("*.yaml")} | set(_loaded))
-
-
-def _is_path(name_or_path: str | Path) -> bool:
-    return Path(name_or_path).suffix in (".yaml", ".yml")
-
-
-def spec_file(name_or_path: str | Path) -> Path:
-    """The YAML file of an env given by name or path (ConfigError naming the known envs)."""
-    if _is_path(name_or_path):
-        path = Path(name_or_path).expanduser()
-        if not path.is_file():
-            raise ConfigError(f"the env definition {path} does not exist")
-        return path.resolve()
-    shipped = data_dir("envs") / f"{name_or_path}.yaml"
-    if shipped.is_file():
-        return shipped
-    if str(name_or_path) in _loaded:
-        return _loaded[str(name_or_path)]
-    raise ConfigError(
-        f"unknown env {str(name_or_path)!r}; choose one of {', '.join(env_names())} "
-        "or give the path of an env YAML file"
-    )
-
-
-def _mapping(value: Any, key: str, path: Path) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ConfigError(f"env definition {path}: {key!r} must be a mapping, got {value!r}")
-    return value
-
-
-def load_spec(name_or_path: str | Path) -> EnvSpec:
-    """Read an env definition by name (a shipped env or a user env loaded before) or by YAML path."""
-    path = spec_file(name_or_path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read env definition {path}: {exc}") from exc
-    if not isinstance(raw, dict) or not isinstance(raw.get("class"), str):
-        raise ConfigError(f"env definition {path} needs a mapping with a 'class: module:Class' entry")
-    unknown = set(raw) - _KEYS
-    if unknown:
-        raise ConfigError(
-            f"env definition {path} has unknown keys {sorted(unknown)}; allowed: {sorted(_KEYS)}"
-        )
-    name = raw.get("name", path.stem)
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ConfigError(
-            f"env definition {path}: 'name' must be a plain word (letters, digits, _), got {name!r}"
-        )
-    prompts = _mapping(raw.get("prompts"), "prompts", path)
-    if set(prompts) - _PROMPT_KEYS or not all(isinstance(v, str) for v in prompts.values()):
-        raise ConfigError(f"env definition {path}: 'prompts' maps {sorted(_PROMPT_KEYS)} to texts")
-    shipped = data_dir("envs") / f"{name}.yaml"
-    if shipped.is_file() and shipped.resolve() != path.resolve():
-        raise ConfigError(f"env definition {path}: the name {name!r} is taken by a shipped env")
-    spec = EnvSpec(
-        name=name,
-        path=path,
-        class_ref=raw["class"],
-        description=str(raw.get("description") or ""),
-        options=_mapping(raw.get("options"), "options", path),
-        tasks=_mapping(raw.get("tasks"), "tasks", path),
-        images=_mapping(raw.get("images"), "images", path),
-        prompts=prompts,
-    )
-    if not shipped.is_file():
-        earlier = _loaded.setdefault(name, path)
-        if earlier != path:
-            raise ConfigError(f"env definition {path}: the name {name!r} is already used by {earlier}")
-    return spec
-
-
-def _import_class(ref: str, folder: Path, path: Path) -> type[Env]:
-    from intercode_agents.user_code import load_object
-
-    head, sep, attr = ref.rpartition(":")
-    if sep and head.endswith(".py") and not Path(head).is_absolute():
-        ref = f"{folder / head}:{attr}"
-    cls = load_object(ref, f"env class of {path}").obj
+def class_of(spec: EnvSpec) -> type[Env]:
+    """The :class:`Env` subclass ``spec`` names (a ConfigError when it names something else)."""
+    cls = spec.load_class()
     if not (isinstance(cls, type) and issubclass(cls, Env)):
-        raise ConfigError(f"env class {ref!r} of {path} is not a subclass of intercode_agents.envs.Env")
+        raise ConfigError(
+            f"env class {spec.class_ref!r} of {spec.path} is not a subclass of intercode_agents.envs.Env"
+        )
     return cls
 
 
 def env_class(name: str | Path) -> type[Env]:
     """The class an env definition names (an unknown env or class is a ConfigError)."""
-    return load_spec(name).env_class()
+    return class_of(load_spec(name))
 
 
 def make_env(name: str | Path, **overrides: Any) -> Env:
@@ -159,7 +41,7 @@ def make_env(name: str | Path, **overrides: Any) -> Env:
     """
     spec = load_spec(name)
     options = {**spec.options, **overrides}
-    cls = spec.env_class()
+    cls = class_of(spec)
     try:
         env = cls(**options)
     except TypeError as exc:

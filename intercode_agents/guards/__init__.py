@@ -6,7 +6,6 @@ is ``env.step`` with the safeguards. The ``guarded`` strategy, the LangChain mid
 :mod:`intercode_agents.guards.guard`.
 """
 
-from intercode_agents.guards.bash_guard import DESTRUCTIVE_KINDS, Flag, bash_flags
 from intercode_agents.guards.checkpoint import (
     Checkpoint,
     CheckpointTooLarge,
@@ -17,14 +16,11 @@ from intercode_agents.guards.checkpoint import (
 from intercode_agents.guards.critic import Critic, Seen, Verdict
 from intercode_agents.guards.guard import Guard, NothingToRollBack, Prepared
 from intercode_agents.guards.policy import GuardPolicy
-from intercode_agents.guards.sql_guard import sql_refusal
 
 __all__ = [
-    "DESTRUCTIVE_KINDS",
     "Checkpoint",
     "CheckpointTooLarge",
     "Critic",
-    "Flag",
     "Guard",
     "GuardPolicy",
     "NothingToRollBack",
@@ -32,8 +28,6 @@ __all__ = [
     "Restored",
     "Seen",
     "Verdict",
-    "bash_flags",
     "restore_checkpoint",
-    "sql_refusal",
     "take_checkpoint",
 ]

@@ -122,7 +122,7 @@ class Critic:
         """The verdict on ``candidate``; model failures raise ``ModelCallFailed`` after its retries."""
         if reason := execution_check(env_name, candidate, history):
             return Verdict(False, reason, "check")
-        from intercode_agents.strategies.model_calls import call_model  # strategies sit above the guards
+        from intercode_agents.models.calls import call_model
 
         reply = await call_model(
             self.model, self.messages(env_name=env_name, task=task, candidate=candidate, history=history)

@@ -34,8 +34,9 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.language_models import BaseChatModel
 
 from intercode_agents.envs.base import Env, parse_submit
+from intercode_agents.envs.bash.guard import Flag, bash_flags
+from intercode_agents.envs.sql.guard import sql_refusal
 from intercode_agents.errors import IntercodeError
-from intercode_agents.guards.bash_guard import Flag, bash_flags
 from intercode_agents.guards.checkpoint import (
     Checkpoint,
     CheckpointTooLarge,
@@ -45,7 +46,6 @@ from intercode_agents.guards.checkpoint import (
 )
 from intercode_agents.guards.critic import Critic, Seen, Verdict
 from intercode_agents.guards.policy import GuardPolicy
-from intercode_agents.guards.sql_guard import sql_refusal
 
 if TYPE_CHECKING:
     from intercode_agents.sandbox import Sandbox

@@ -136,7 +136,7 @@ def env_images(env: str | Path, catalog: dict[str, ImageSpec] | None = None) -> 
     """The images an env YAML declares under ``images`` (rows as in ``images.yaml``; a ``folder`` is
     relative to the YAML, default the YAML's own folder), after the project's catalog, ordered for
     building. Their parent is ``base`` or a project image."""
-    from intercode_agents.envs.registry import load_spec
+    from intercode_agents.spec import load_spec
 
     spec = load_spec(env)
     catalog = dict(catalog if catalog is not None else load_catalog())

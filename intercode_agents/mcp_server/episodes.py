@@ -24,11 +24,13 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from intercode_agents.envs import REWARD_MODES, Env, env_names, make_env, parse_submit
+from intercode_agents.envs import Env, make_env, parse_submit
 from intercode_agents.errors import IntercodeError
 from intercode_agents.guards import Guard, GuardPolicy
+from intercode_agents.reward import REWARD_MODES
 from intercode_agents.runner.run_dir import RecordWriter
 from intercode_agents.sandbox import EngineSet
+from intercode_agents.spec import env_names
 from intercode_agents.strategies.episode import guard_fields
 from intercode_agents.tools.observation import DEFAULT_OBSERVATION_LIMIT, model_view
 from intercode_agents.trajectory import Step, Trajectory

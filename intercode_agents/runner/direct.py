@@ -30,9 +30,9 @@ def gold_actions(task: Task, env: Env | None = None) -> list[str]:
     Bash/SQL run the gold then ``submit``; Python runs the gold code then ``submit <entry_point>``; CTF
     (and any env whose submit takes the answer) submits the gold."""
     if env is None:
-        from intercode_agents.envs.registry import load_spec
+        from intercode_agents.envs.registry import env_class
 
-        return load_spec(task.env).env_class().gold_actions(task)
+        return env_class(task.env).gold_actions(task)
     return env.gold_actions(task)
 
 

@@ -41,10 +41,10 @@ from rich.progress import Progress
 
 from intercode_agents import __version__
 from intercode_agents.datasets import Task, select_tasks
-from intercode_agents.envs import REWARD_MODES, load_spec
 from intercode_agents.errors import ConfigError
+from intercode_agents.metrics.summary import summarize
 from intercode_agents.paths import data_dir
-from intercode_agents.runner.metrics import summarize
+from intercode_agents.reward import check_mode
 from intercode_agents.runner.players import SPECIAL_MODELS, GoldPlayer, HumanPlayer, Player, StrategyPlayer
 from intercode_agents.runner.preflight import image_ids, load_local_model
 from intercode_agents.runner.progress import RunProgress
@@ -70,6 +70,7 @@ from intercode_agents.runner.run_records import (
 )
 from intercode_agents.runner.workers import Episode, run_episodes
 from intercode_agents.sandbox import RUN_ID, EngineSet, resolve_engines
+from intercode_agents.spec import load_spec
 from intercode_agents.strategies.budget import price_of
 from intercode_agents.trajectory import RETRYABLE_OUTCOMES, FailedAttempt, Trajectory
 
@@ -302,7 +303,7 @@ async def run_eval(
     it again with ``resume=True`` and the same settings to finish the remaining tasks. A second
     process on the same ``out_dir`` raises :class:`~intercode_agents.runner.run_lock.RunDirectoryBusy`.
     ``execution`` "paper" runs Bash and CTF actions as the original InterCode ran them (see
-    :mod:`intercode_agents.envs.paper_execution`), to compare with the paper's table like for like.
+    :mod:`intercode_agents.envs.bash.paper`), to compare with the paper's table like for like.
     ``engines`` says where the sandboxes run: one engine or several (an engine string, ``"a,b"``, a
     list, an :class:`~intercode_agents.sandbox.EngineSet`; None: ``$INTERCODE_ENGINES``, else the
     default backend). With several, each episode is placed on the engine with the most free capacity,
@@ -310,8 +311,7 @@ async def run_eval(
     """
     _check_numbers(limit, turns, concurrency, epochs, max_cost_usd)
     policy = RetryPolicy.from_option(retry_errors, wait_s=retry_wait_s)
-    if reward not in REWARD_MODES:
-        raise ConfigError(f"unknown reward mode {reward!r}; choose one of {', '.join(REWARD_MODES)}")
+    check_mode(reward)
     check_execution(env_name, execution)
     budgets = budgets or EpisodeBudgets()
     tasks = choose_tasks(env_name, selector, limit)

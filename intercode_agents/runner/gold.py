@@ -17,8 +17,8 @@ from typing import Any
 from rich.console import Console
 
 from intercode_agents.datasets import gold_splits
-from intercode_agents.envs.registry import load_spec
 from intercode_agents.runner.eval import run_eval
+from intercode_agents.spec import load_spec
 from intercode_agents.trajectory import Trajectory, gold_cannot_run
 
 

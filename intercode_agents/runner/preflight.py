@@ -17,7 +17,7 @@ from intercode_agents.sandbox import EngineSet, resolve_engines
 
 def build_command(env: str, image: str) -> str | None:
     """The command that builds ``image`` when an env YAML of the user's declares it (None for ours)."""
-    from intercode_agents.envs.registry import load_spec
+    from intercode_agents.spec import load_spec
 
     spec = load_spec(env)
     if image not in spec.images:

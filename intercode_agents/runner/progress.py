@@ -9,7 +9,7 @@ from types import TracebackType
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from intercode_agents.runner.metrics import is_scored
+from intercode_agents.metrics.summary import is_scored
 from intercode_agents.trajectory import Trajectory
 
 

@@ -19,7 +19,6 @@ from typing import Any
 from rich.console import Console
 
 from intercode_agents.datasets import get_task
-from intercode_agents.envs.registry import load_spec
 from intercode_agents.errors import ConfigError
 from intercode_agents.runner.direct import replayable_actions
 from intercode_agents.runner.players import ScriptPlayer
@@ -28,6 +27,7 @@ from intercode_agents.runner.progress import RunProgress
 from intercode_agents.runner.run_dir import RUN_JSON, read_records
 from intercode_agents.runner.workers import Episode, run_episodes
 from intercode_agents.sandbox import resolve_engines
+from intercode_agents.spec import load_spec
 from intercode_agents.trajectory import Trajectory
 
 TOLERANCE = 1e-6

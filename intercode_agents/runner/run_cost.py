@@ -1,7 +1,7 @@
 """The run-wide cost cap (``--max-cost``): what a run has spent, and whether another episode may start.
 
 The spend is the estimated cost of every counted record of the run directory (earlier sessions
-included), each with its retried attempts (:func:`~intercode_agents.runner.metrics.episode_cost`);
+included), each with its retried attempts (:func:`~intercode_agents.metrics.summary.episode_cost`);
 a record played again (``--resume --retry-errors``) replaces the one it supersedes, whose cost it
 carries in its ``retries``. Once the spend reaches the cap no new episode starts: the episodes in
 flight finish and are recorded, and the run stops cleanly, resumable with a higher cap. So a run
@@ -10,8 +10,8 @@ overshoots its cap by at most the episodes in flight (``--max-cost-per-episode``
 
 from __future__ import annotations
 
+from intercode_agents.metrics.summary import episode_cost
 from intercode_agents.models.pricing import load_prices
-from intercode_agents.runner.metrics import episode_cost
 from intercode_agents.runner.run_records import EpisodeKey, episode_key
 from intercode_agents.trajectory import Trajectory
 

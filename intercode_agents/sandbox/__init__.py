@@ -6,7 +6,6 @@ It knows nothing about tasks or rewards. The backend contract is :mod:`.backend`
 docs/ARCHITECTURE.md.
 """
 
-from intercode_agents.sandbox.backend import Backend
 from intercode_agents.sandbox.backends import (
     BackendConfig,
     DockerConfig,
@@ -19,11 +18,12 @@ from intercode_agents.sandbox.backends import (
     register_backend,
     resolve_backend,
 )
+from intercode_agents.sandbox.cleanup import cleanup_containers, install_signal_handlers
 from intercode_agents.sandbox.config import LABEL, RUN_ID, SandboxConfig
-from intercode_agents.sandbox.jsonl import JsonSession
+from intercode_agents.sandbox.contract import Backend
+from intercode_agents.sandbox.json_session import JsonSession
 from intercode_agents.sandbox.placement import EngineSet, resolve_engines
 from intercode_agents.sandbox.pool import SandboxPool
-from intercode_agents.sandbox.registry import cleanup_containers, install_signal_handlers
 from intercode_agents.sandbox.result import ExecResult
 from intercode_agents.sandbox.sandbox import Change, Sandbox
 from intercode_agents.sandbox.shell import ShellSession

@@ -8,14 +8,14 @@ A backend is named by
 - an engine string ``[TYPE:]ADDRESS[?slots=N]``: ``unix:///run/d2.sock``, ``tcp://127.0.0.1:2376``,
   ``podman:unix:///run/podman/podman.sock``, ``docker`` (the local engine), as ``--backend`` and
   ``--engines`` take them;
-- a :class:`~intercode_agents.sandbox.backend.Backend` instance.
+- a :class:`~intercode_agents.sandbox.contract.Backend` instance.
 
 Equal configs give the same backend object in a process, so that its clients, its count of live
 sandboxes and its health are shared by every sandbox on that engine. With nothing said, the backend is
 ``$INTERCODE_BACKEND`` (an engine string or JSON) or the local Docker engine (``$DOCKER_HOST`` applies).
 
 Another package adds a backend type through the ``intercode_agents.backends`` entry point group: the
-entry point names a :class:`~intercode_agents.sandbox.backend.Backend` subclass whose ``config_class``
+entry point names a :class:`~intercode_agents.sandbox.contract.Backend` subclass whose ``config_class``
 is a :class:`BackendConfig` subclass with its own ``type`` literal and whose ``from_config`` builds it.
 """
 
@@ -31,7 +31,7 @@ from urllib.parse import parse_qs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from intercode_agents.errors import ConfigError
-from intercode_agents.sandbox.backend import Backend
+from intercode_agents.sandbox.contract import Backend
 
 ENTRY_POINT_GROUP = "intercode_agents.backends"
 BACKEND_ENV = "INTERCODE_BACKEND"

@@ -1,6 +1,6 @@
 """What the image builder (``intercode_agents/images``) needs from an engine, synchronously.
 
-A backend that can build images returns one from :meth:`~intercode_agents.sandbox.backend.Backend.
+A backend that can build images returns one from :meth:`~intercode_agents.sandbox.contract.Backend.
 image_store`; the builder never talks to an engine client itself. Engine failures raise
 :class:`~intercode_agents.errors.EngineUnavailable`; a failed build :class:`BuildFailed`; other
 refusals (an image in use) :class:`ImageStoreError`.

@@ -29,7 +29,7 @@ from intercode_agents.errors import SessionDied
 from intercode_agents.sandbox.stream import PID_PREAMBLE, ProcessStream
 
 if TYPE_CHECKING:
-    from intercode_agents.sandbox.backend import Backend
+    from intercode_agents.sandbox.contract import Backend
 
 _RC = re.compile(rb"-?\d*\x1e?")
 MAIN_COMMAND = ["bash", "--noprofile", "--norc", "-s"]  # also the container's command when it runs one

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from intercode_agents.errors import ConfigError
-from intercode_agents.sandbox.backend import Backend
+from intercode_agents.sandbox.contract import Backend
 
 ENGINES_ENV = "INTERCODE_ENGINES"
 SLOW_FACTOR = 2.0  # latency past this many baselines shrinks the engine's slots

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from intercode_agents.sandbox.backend import ChangeKind
+from intercode_agents.sandbox.contract import ChangeKind
 
 # POSIX sh and GNU findutils; reads only. One NUL-terminated record per entry of the root's file
 # system (mount points such as /proc and the bind-mounted /etc/hosts are other devices: left out):

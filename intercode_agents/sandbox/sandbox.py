@@ -1,7 +1,7 @@
 """A sandbox on any backend: sessions, one-off execs, files and a diff against the image.
 
-The engine is a :class:`~intercode_agents.sandbox.backend.Backend` (the local Docker engine by
-default); its optional fast paths (:class:`~intercode_agents.sandbox.backend.HostAccess`) answer where
+The engine is a :class:`~intercode_agents.sandbox.contract.Backend` (the local Docker engine by
+default); its optional fast paths (:class:`~intercode_agents.sandbox.contract.HostAccess`) answer where
 they can, and the slow paths every backend has answer the same elsewhere.
 """
 
@@ -31,8 +31,12 @@ from intercode_agents.errors import (
     SandboxTampered,
     SessionDied,
 )
-from intercode_agents.sandbox import mount_changes, registry, root_listing, signals
-from intercode_agents.sandbox.backend import (
+from intercode_agents.sandbox import cleanup as registry
+from intercode_agents.sandbox import mount_changes, root_listing, signals
+from intercode_agents.sandbox.backends import resolve_backend
+from intercode_agents.sandbox.config import LABEL, LABEL_PID, LABEL_RUN, RUN_ID, SandboxConfig
+from intercode_agents.sandbox.container_fs import ContainerFiles, parse_mountinfo
+from intercode_agents.sandbox.contract import (
     Backend,
     ChangeKind,
     CreateRequest,
@@ -40,17 +44,14 @@ from intercode_agents.sandbox.backend import (
     HostUnreadable,
     ImageInfo,
 )
-from intercode_agents.sandbox.backends import resolve_backend
-from intercode_agents.sandbox.config import LABEL, LABEL_PID, LABEL_RUN, RUN_ID, SandboxConfig
-from intercode_agents.sandbox.container_fs import ContainerFiles, parse_mountinfo
 from intercode_agents.sandbox.disk_guard import ENGINE_POLL_S, DiskGuard
-from intercode_agents.sandbox.inside_tools import touched
-from intercode_agents.sandbox.jsonl import JsonSession
+from intercode_agents.sandbox.json_session import JsonSession
 from intercode_agents.sandbox.launcher import MAIN_COMMAND, Launcher
 from intercode_agents.sandbox.mount_changes import Entries as MountEntries
 from intercode_agents.sandbox.path_states import PathState, parse_probe_output, probe_command, read_states
 from intercode_agents.sandbox.placement import EngineSet
 from intercode_agents.sandbox.pristine import ROOT_SCRIPT, RUNTIME_SCRIPT, Fingerprint
+from intercode_agents.sandbox.reader_trust import touched
 from intercode_agents.sandbox.result import DEFAULT_OUTPUT_CAP, ExecResult, OutputCapture
 from intercode_agents.sandbox.shell import ShellSession
 from intercode_agents.sandbox.stream import KILL_TREE, ProcessStream
@@ -73,7 +74,7 @@ HELPER_RETRY_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.5, 2.0, 2.0)
 class Sandbox:
     """One isolated container. ``async with Sandbox(image) as sb:`` starts it and always removes it.
 
-    ``backend`` is the engine it runs on: a :class:`~intercode_agents.sandbox.backend.Backend`, a
+    ``backend`` is the engine it runs on: a :class:`~intercode_agents.sandbox.contract.Backend`, a
     config or engine string (see :mod:`intercode_agents.sandbox.backends`), or an
     :class:`~intercode_agents.sandbox.placement.EngineSet`, which places it on the engine with the
     most free capacity when it starts; None is the default backend. Keyword overrides of

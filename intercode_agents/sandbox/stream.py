@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from intercode_agents.errors import SessionDied
 
 if TYPE_CHECKING:
-    from intercode_agents.sandbox.backend import Backend, Channel
+    from intercode_agents.sandbox.contract import Backend, Channel
 
 PID_PREAMBLE = ("/bin/sh", "-c", 'echo "$$"; exec "$@"', "sh")
 

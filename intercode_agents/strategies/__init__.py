@@ -9,13 +9,11 @@ from intercode_agents.strategies.base import Strategy
 from intercode_agents.strategies.config import StrategyConfig
 from intercode_agents.strategies.episode import EnvFailure, EpisodeRun, TurnResult
 from intercode_agents.strategies.guarded import Guarded, GuardedConfig
-from intercode_agents.strategies.model_calls import ModelCallFailed, call_model, is_transient
 from intercode_agents.strategies.parsing import InvalidReply, ParsedAction, parse_plan, parse_reply
 from intercode_agents.strategies.plan_solve import PlanSolve, PlanSolveConfig
 from intercode_agents.strategies.prompts import PromptSet, load_prompts
 from intercode_agents.strategies.react import ReAct
 from intercode_agents.strategies.registry import available_strategies, get_strategy, register_strategy
-from intercode_agents.strategies.scripted import ScriptedChatModel
 from intercode_agents.strategies.single_shot import SingleShot
 from intercode_agents.strategies.tool_calling import ToolCalling
 from intercode_agents.strategies.try_again import TryAgain
@@ -26,13 +24,11 @@ __all__ = [
     "Guarded",
     "GuardedConfig",
     "InvalidReply",
-    "ModelCallFailed",
     "ParsedAction",
     "PlanSolve",
     "PlanSolveConfig",
     "PromptSet",
     "ReAct",
-    "ScriptedChatModel",
     "SingleShot",
     "Strategy",
     "StrategyConfig",
@@ -40,9 +36,7 @@ __all__ = [
     "TryAgain",
     "TurnResult",
     "available_strategies",
-    "call_model",
     "get_strategy",
-    "is_transient",
     "load_prompts",
     "parse_plan",
     "parse_reply",

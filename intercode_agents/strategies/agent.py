@@ -41,6 +41,7 @@ from pydantic import Field
 
 from intercode_agents.errors import ConfigError
 from intercode_agents.models import resolve_model
+from intercode_agents.models.calls import ModelCallFailed
 from intercode_agents.strategies.agent_episode import (
     SUBMITTED,
     TURNS_SPENT,
@@ -53,7 +54,6 @@ from intercode_agents.strategies.base import Strategy
 from intercode_agents.strategies.budget import BudgetExhausted
 from intercode_agents.strategies.config import StrategyConfig
 from intercode_agents.strategies.episode import FORCED_SUBMIT, ContextExhausted, EpisodeRun, context_full
-from intercode_agents.strategies.model_calls import ModelCallFailed
 from intercode_agents.tools.env_tools import EnvToolkit, env_lock
 from intercode_agents.user_code import describe, load_object
 

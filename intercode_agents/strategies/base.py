@@ -38,10 +38,10 @@ from langchain_core.language_models import BaseChatModel
 from intercode_agents.envs.base import Env
 from intercode_agents.errors import ConfigError, UnknownTask
 from intercode_agents.models import describe_model, resolve_model
+from intercode_agents.models.calls import ModelCallFailed
 from intercode_agents.strategies.budget import BudgetExhausted, EpisodeBudget, price_of
 from intercode_agents.strategies.config import StrategyConfig, build_config
 from intercode_agents.strategies.episode import ContextExhausted, EnvFailure, EpisodeRun
-from intercode_agents.strategies.model_calls import ModelCallFailed
 from intercode_agents.strategies.prompts import PromptSet, load_prompts
 from intercode_agents.trajectory import Trajectory
 

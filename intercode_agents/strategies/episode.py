@@ -3,7 +3,7 @@
 An :class:`EpisodeRun` wraps an env that was just reset, the chat model and the strategy's prompts. It
 asks the model (with retries and token accounting), parses replies, runs actions, scores and submits,
 and records every turn as a :class:`~intercode_agents.trajectory.Step`. Env failures surface as
-:class:`EnvFailure` and model failures as :class:`~intercode_agents.strategies.model_calls.ModelCallFailed`,
+:class:`EnvFailure` and model failures as :class:`~intercode_agents.models.calls.ModelCallFailed`,
 which the strategy base class turns into the trajectory's outcome. A model whose context window the
 episode has filled raises :class:`ContextExhausted` instead: that is a limit of the agent under test,
 not a provider failure, so the episode is submitted as it stands and scored.
@@ -22,9 +22,9 @@ from langchain_core.prompts import PromptTemplate
 
 from intercode_agents.envs.base import Env
 from intercode_agents.errors import IntercodeError
+from intercode_agents.models.calls import ModelCallFailed, ModelReply, call_model, is_transient
 from intercode_agents.strategies.budget import EpisodeBudget
 from intercode_agents.strategies.config import StrategyConfig
-from intercode_agents.strategies.model_calls import ModelCallFailed, ModelReply, call_model, is_transient
 from intercode_agents.strategies.parsing import InvalidReply, ParsedAction, ParseResult, parse_reply
 from intercode_agents.strategies.prompts import PromptSet
 from intercode_agents.tools.env_tools import TURN_LIMIT_NOTE, tool_language

@@ -15,9 +15,9 @@ from langchain_core.tools import BaseTool
 
 from intercode_agents.errors import ConfigError
 from intercode_agents.models import describe_model
+from intercode_agents.models.calls import ModelReply
 from intercode_agents.strategies.base import Strategy
 from intercode_agents.strategies.episode import EnvFailure, EpisodeRun
-from intercode_agents.strategies.model_calls import ModelReply
 from intercode_agents.tools.env_tools import EnvToolkit, SubmitTool, step_fields
 from intercode_agents.trajectory import Step
 

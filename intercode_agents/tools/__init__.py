@@ -1,6 +1,6 @@
 """LangChain tools over our environments and sandboxes.
 
-``EnvToolkit(env=env)`` (also ``env.toolkit()``) gives ``run_<language>`` and ``submit`` bound to one
+``EnvToolkit(env=env)`` gives ``run_<language>`` and ``submit`` bound to one
 episode; ``SandboxToolkit(sandbox=sb)`` gives ``run_bash`` in a bare sandbox. The tools are async
 (``await tool.ainvoke(...)``), answer with content for the model and an artifact for programs, and
 turn every problem into a message for the model instead of an exception.

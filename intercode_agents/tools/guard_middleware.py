@@ -7,7 +7,7 @@
 
     async with make_env("bash") as env:
         question, _ = await env.reset(task_id="bash/mini/2")
-        agent = create_agent(model, tools=env.toolkit().get_tools(),
+        agent = create_agent(model, tools=EnvToolkit(env=env).get_tools(),
                              middleware=[GuardMiddleware(env, critic_model=model)])
         await agent.ainvoke({"messages": [("user", question)]})
 

@@ -16,7 +16,7 @@ from tests.docker_helpers import SLEEPER
 # of its own), symlinks, a hard link, a fifo, odd names, a rename across folders, changes at the top
 # level, and what is no change by Docker's rules: a mode set and set back, a folder's time touched, a
 # file made and deleted. None of them is where the sandbox's own programs live: on an engine whose
-# host cannot read the files, the slow paths refuse to answer then (sandbox/inside_tools.py).
+# host cannot read the files, the slow paths refuse to answer then (sandbox/reader_trust.py).
 OPERATIONS = r"""
 exec 2>&1
 mkdir -p /work/a/b && echo x > /work/a/b/c && ln -s /etc/passwd /work/link
@@ -64,7 +64,7 @@ async def test_overlay_changes_equal_the_engine_api_for_every_kind_of_change(bas
 
 async def test_a_folder_that_replaced_a_file_is_listed_or_the_list_is_refused(bash_image, backend):
     """Docker lists the folder as changed and what is in it as new. Podman's change list fails then,
-    so the programs that read the files from inside cannot be vouched for (sandbox/inside_tools.py):
+    so the programs that read the files from inside cannot be vouched for (sandbox/reader_trust.py):
     a harness fault, never a change list taken on trust."""
     async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
         folder = "/usr/share/base-files/info.dir"  # a file in the image

@@ -17,7 +17,7 @@ import aiodocker
 import aiodocker.execs
 
 from intercode_agents.errors import EngineTimeout, EngineUnavailable, ImageMissing
-from intercode_agents.sandbox.backend import (
+from intercode_agents.sandbox.contract import (
     Backend,
     ChangeKind,
     CreateRequest,

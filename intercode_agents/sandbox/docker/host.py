@@ -14,8 +14,8 @@ import contextlib
 from typing import Any
 
 from intercode_agents.sandbox import signals
-from intercode_agents.sandbox.backend import ChangeKind, HostAccess, HostUnreadable
 from intercode_agents.sandbox.container_fs import ContainerFiles, Unreadable
+from intercode_agents.sandbox.contract import ChangeKind, HostAccess, HostUnreadable
 from intercode_agents.sandbox.disk_guard import upper_usage
 from intercode_agents.sandbox.docker.cgroup import cgroup_procs_file, read_pids
 from intercode_agents.sandbox.docker.overlay import OverlayLayers, OverlayUnreadable

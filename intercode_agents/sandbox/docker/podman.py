@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from intercode_agents.sandbox.backend import CreateRequest
+from intercode_agents.sandbox.contract import CreateRequest
 from intercode_agents.sandbox.docker.backend import DockerBackend
 from intercode_agents.sandbox.docker.wire import query_json
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from intercode_agents.sandbox.backend import CreateRequest
+from intercode_agents.sandbox.contract import CreateRequest
 
 
 def container_body(request: CreateRequest) -> dict[str, Any]:

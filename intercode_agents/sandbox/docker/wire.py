@@ -17,7 +17,7 @@ import aiodocker.execs
 import aiodocker.stream
 
 from intercode_agents.errors import SessionDied
-from intercode_agents.sandbox.backend import Channel
+from intercode_agents.sandbox.contract import Channel
 from intercode_agents.sandbox.docker.client import engine_call
 
 

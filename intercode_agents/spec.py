@@ -1,0 +1,156 @@
+"""Env definitions as data: an env YAML names its class, options, tasks, images and prompt texts.
+
+The shipped envs live in ``envs/<name>.yaml``. A user adds an environment without editing the package
+by writing such a file anywhere (see ``examples/custom_env/``) and passing its path wherever an env
+name goes (``make_env("examples/custom_env/jq.yaml")``, ``intercode-agents eval PATH.yaml``). Keys:
+
+- ``name``: the env's name (task ids start with it); ``class``: ``module:Class`` or ``PATH.py:Class``
+  (relative to the YAML) of an :class:`~intercode_agents.envs.base.Env` subclass;
+- ``options``: keyword arguments of the class;
+- ``tasks``: where the tasks come from (see :mod:`intercode_agents.datasets.sources`);
+- ``images``: rows of the image table for the env's own images (see ``docker/images.yaml``; a
+  ``folder`` is relative to the YAML);
+- ``prompts``: the env's texts for the strategies (``name``, ``environment``, ``submit`` and, for
+  envs that name a function, ``entry_point``), used where a prompt file has none for the env.
+
+Once a YAML file is loaded, its env is known by name in the process, so its task ids resolve.
+
+Why this module sits below every layer that names envs: the datasets, the image table, the envs,
+the runner and the front ends all turn an env name into its definition, and none of them needs the
+``Env`` class for that. A definition is read once per file and version (:func:`load_spec` caches by
+path and modification time), so one ``eval`` resolves its env name once, however many layers ask.
+The class is imported only when asked for (:meth:`EnvSpec.load_class`).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from intercode_agents.errors import ConfigError
+from intercode_agents.paths import data_dir
+from intercode_agents.user_code import load_object
+
+_KEYS = {"name", "class", "description", "options", "tasks", "images", "prompts"}
+_PROMPT_KEYS = {"name", "environment", "submit", "entry_point"}
+_loaded: dict[str, Path] = {}  # env name -> the YAML file it came from (user envs loaded in this process)
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """One env definition, read from its YAML file."""
+
+    name: str
+    path: Path  # the YAML file
+    class_ref: str
+    description: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+    tasks: dict[str, Any] = field(default_factory=dict)
+    images: dict[str, Any] = field(default_factory=dict)
+    prompts: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    def load_class(self) -> type[Any]:
+        """The class the definition names (imported now; :func:`intercode_agents.envs.registry.env_class`
+        also checks that it is an ``Env``)."""
+        head, sep, attr = self.class_ref.rpartition(":")
+        ref = self.class_ref
+        if sep and head.endswith(".py") and not Path(head).is_absolute():
+            ref = f"{self.folder / head}:{attr}"
+        return load_object(ref, f"env class of {self.path}").obj
+
+
+def env_names() -> list[str]:
+    """The shipped envs and the user envs loaded in this process."""
+    return sorted({p.stem for p in data_dir("envs").glob("*.yaml")} | set(_loaded))
+
+
+def _is_path(name_or_path: str | Path) -> bool:
+    return Path(name_or_path).suffix in (".yaml", ".yml")
+
+
+def spec_file(name_or_path: str | Path) -> Path:
+    """The YAML file of an env given by name or path (ConfigError naming the known envs)."""
+    if _is_path(name_or_path):
+        path = Path(name_or_path).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"the env definition {path} does not exist")
+        return path.resolve()
+    shipped = data_dir("envs") / f"{name_or_path}.yaml"
+    if shipped.is_file():
+        return shipped
+    if str(name_or_path) in _loaded:
+        return _loaded[str(name_or_path)]
+    raise ConfigError(
+        f"unknown env {str(name_or_path)!r}; choose one of {', '.join(env_names())} "
+        "or give the path of an env YAML file"
+    )
+
+
+def _mapping(value: Any, key: str, path: Path) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"env definition {path}: {key!r} must be a mapping, got {value!r}")
+    return value
+
+
+def load_spec(name_or_path: str | Path) -> EnvSpec:
+    """Read an env definition by name (a shipped env or a user env loaded before) or by YAML path."""
+    path = spec_file(name_or_path)
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError as exc:
+        raise ConfigError(f"cannot read env definition {path}: {exc}") from exc
+    spec = _read_spec(path, stamp)
+    shipped = data_dir("envs") / f"{spec.name}.yaml"
+    if not shipped.is_file():
+        earlier = _loaded.setdefault(spec.name, path)
+        if earlier != path:
+            raise ConfigError(f"env definition {path}: the name {spec.name!r} is already used by {earlier}")
+    return spec
+
+
+@functools.lru_cache(maxsize=256)
+def _read_spec(path: Path, stamp: int) -> EnvSpec:
+    """The definition in ``path`` as of modification time ``stamp`` (the cache key)."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read env definition {path}: {exc}") from exc
+    if not isinstance(raw, dict) or not isinstance(raw.get("class"), str):
+        raise ConfigError(f"env definition {path} needs a mapping with a 'class: module:Class' entry")
+    unknown = set(raw) - _KEYS
+    if unknown:
+        raise ConfigError(
+            f"env definition {path} has unknown keys {sorted(unknown)}; allowed: {sorted(_KEYS)}"
+        )
+    name = raw.get("name", path.stem)
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ConfigError(
+            f"env definition {path}: 'name' must be a plain word (letters, digits, _), got {name!r}"
+        )
+    prompts = _mapping(raw.get("prompts"), "prompts", path)
+    if set(prompts) - _PROMPT_KEYS or not all(isinstance(v, str) for v in prompts.values()):
+        raise ConfigError(f"env definition {path}: 'prompts' maps {sorted(_PROMPT_KEYS)} to texts")
+    shipped = data_dir("envs") / f"{name}.yaml"
+    if shipped.is_file() and shipped.resolve() != path.resolve():
+        raise ConfigError(f"env definition {path}: the name {name!r} is taken by a shipped env")
+    spec = EnvSpec(
+        name=name,
+        path=path,
+        class_ref=raw["class"],
+        description=str(raw.get("description") or ""),
+        options=_mapping(raw.get("options"), "options", path),
+        tasks=_mapping(raw.get("tasks"), "tasks", path),
+        images=_mapping(raw.get("images"), "images", path),
+        prompts=prompts,
+    )
+    return spec
