@@ -31,6 +31,7 @@ from typing import Any
 
 from intercode_agents.models import resolve_model
 from intercode_agents.report import write_report
+from intercode_agents.runner.config import EvalConfig
 from intercode_agents.runner.eval import run_eval
 from intercode_agents.sandbox import close_docker_client
 
@@ -113,17 +114,19 @@ async def main(args: argparse.Namespace) -> None:
                 out = args.out / f"{arch}-{strategy}-{env}"
                 started = time.perf_counter()
                 result = await run_eval(
-                    env,
-                    strategy=strategy,
-                    model=model,
-                    selector=selector,
-                    limit=limit,
-                    turns=args.turns,
-                    concurrency=args.concurrency,
-                    out_dir=out,
-                    resume=args.resume,
-                    seed=args.seed,
-                    progress=False,
+                    EvalConfig(
+                        env=env,
+                        strategy=strategy,
+                        model=model,
+                        selector=selector,
+                        limit=limit,
+                        turns=args.turns,
+                        concurrency=args.concurrency,
+                        out_dir=out,
+                        resume=args.resume,
+                        seed=args.seed,
+                        progress=False,
+                    )
                 )
                 rows.append(row(arch, strategy, label, result.summary, time.perf_counter() - started))
                 run_dirs.append(out)

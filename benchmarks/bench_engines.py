@@ -30,6 +30,7 @@ from tempfile import TemporaryDirectory
 from intercode_agents.datasets import select_tasks
 from intercode_agents.envs.bash.fact_store import clear_fact_stores
 from intercode_agents.images import copy_refs, image_ref
+from intercode_agents.runner.config import EvalConfig
 from intercode_agents.runner.eval import run_eval
 
 
@@ -48,14 +49,16 @@ async def _replay(
         clear_fact_stores()
         cpu0, t0 = _cpu(), time.perf_counter()
         result = await run_eval(
-            "bash",
-            model="gold",
-            selector=tasks,
-            limit=limit,
-            concurrency=concurrency,
-            out_dir=Path(scratch) / "run",
-            progress=False,
-            engines=engines,
+            EvalConfig(
+                env="bash",
+                model="gold",
+                selector=tasks,
+                limit=limit,
+                concurrency=concurrency,
+                out_dir=Path(scratch) / "run",
+                progress=False,
+                engines=engines,
+            )
         )
         wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
     unsolved = sorted(r.task_id for r in result.records if r.reward != 1.0)

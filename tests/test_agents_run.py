@@ -15,8 +15,9 @@ import pytest
 from intercode_agents.envs.bash.env import BashEnv
 from intercode_agents.errors import ConfigError
 from intercode_agents.metrics.failure_modes import failure_tags
+from intercode_agents.runner.config import EpisodeBudgets, EvalConfig
 from intercode_agents.runner.direct import replayable_actions
-from intercode_agents.runner.eval import EpisodeBudgets, run_eval
+from intercode_agents.runner.eval import run_eval
 from intercode_agents.runner.run_dir import read_records
 from intercode_agents.strategies.agent_episode import NOT_RUN, TURNS_SPENT
 from intercode_agents.trajectory import Trajectory
@@ -30,13 +31,15 @@ EXAMPLE = str(Path(__file__).parents[1] / "examples" / "own_agent.py")
 
 async def play(tmp_path: Path, agent: str, task: str = "bash/mini/0", **settings: object) -> Trajectory:
     result = await run_eval(
-        task.split("/")[0],
-        agent=agent,
-        model=settings.pop("model", None),  # type: ignore[arg-type]
-        selector=task,
-        out_dir=tmp_path / "run",
-        progress=False,
-        **settings,  # type: ignore[arg-type]
+        EvalConfig(
+            env=task.split("/")[0],
+            agent=agent,
+            model=settings.pop("model", None),
+            selector=task,
+            out_dir=tmp_path / "run",
+            progress=False,
+            **settings,
+        )
     )
     (traj,) = result.records
     return traj

@@ -19,6 +19,7 @@ import pytest
 
 from intercode_agents.datasets import select_tasks
 from intercode_agents.images import copy_refs, image_ref
+from intercode_agents.runner.config import EvalConfig
 from intercode_agents.runner.eval import run_eval
 from intercode_agents.runner.run_dir import TRAJECTORIES
 from intercode_agents.sandbox import RUN_ID, cleanup_containers, resolve_backend
@@ -58,14 +59,16 @@ async def test_an_engine_killed_mid_run_has_its_episodes_retried_on_the_other(se
 
     killer = asyncio.create_task(kill_halfway())
     result = await run_eval(
-        "bash",
-        model="gold",
-        selector="fs1",
-        limit=TASKS,
-        concurrency=4,
-        out_dir=out,
-        progress=False,
-        engines=["docker", second_engine.spec],
+        EvalConfig(
+            env="bash",
+            model="gold",
+            selector="fs1",
+            limit=TASKS,
+            concurrency=4,
+            out_dir=out,
+            progress=False,
+            engines=["docker", second_engine.spec],
+        )
     )
     assert killer.done() and killer.exception() is None, "the second engine was never killed"
 

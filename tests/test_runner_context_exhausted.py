@@ -10,6 +10,7 @@ import pytest
 
 from intercode_agents.metrics.failure_modes import failure_tags
 from intercode_agents.models.scripted import ScriptedChatModel
+from intercode_agents.runner.config import EvalConfig
 from intercode_agents.runner.eval import run_eval
 from intercode_agents.strategies.episode import context_full
 
@@ -57,12 +58,14 @@ async def test_a_full_context_submits_the_episode_as_it_stands(tmp_path: Path, s
     else:
         script = [f"Action: {first}", BadRequestError(OPENAI)]
     result = await run_eval(
-        "bash",
-        strategy=strategy,
-        model=ScriptedChatModel(script),
-        selector="bash/mini/0,bash/mini/3",  # the script runs out on the second: a model_error
-        out_dir=tmp_path / "run",
-        progress=False,
+        EvalConfig(
+            env="bash",
+            strategy=strategy,
+            model=ScriptedChatModel(script),
+            selector="bash/mini/0,bash/mini/3",
+            out_dir=tmp_path / "run",
+            progress=False,
+        )
     )
     by_id = {r.task_id: r for r in result.records}
     full = by_id["bash/mini/0"]
@@ -81,12 +84,14 @@ async def test_the_local_model_with_a_tiny_context_is_scored_not_excluded(tmp_pa
 
     model = LocalChatModel(n_ctx=256, max_tokens=16)  # the prompt alone is longer
     result = await run_eval(
-        "bash",
-        strategy="react",
-        model=model,
-        selector="bash/mini/0",
-        out_dir=tmp_path / "run",
-        progress=False,
+        EvalConfig(
+            env="bash",
+            strategy="react",
+            model=model,
+            selector="bash/mini/0",
+            out_dir=tmp_path / "run",
+            progress=False,
+        )
     )
     (traj,) = result.records
     assert traj.outcome == "failed", traj.error

@@ -10,6 +10,7 @@ import pytest
 
 from intercode_agents.models.scripted import ScriptedChatModel
 from intercode_agents.report import write_report
+from intercode_agents.runner.config import EvalConfig
 from intercode_agents.runner.eval import run_eval
 
 os.environ.setdefault("INTERCODE_DATA", "/work/shared/intercode-data")
@@ -20,7 +21,14 @@ CORRUPT = "sql/spider/164"
 async def test_a_corrupt_gold_is_excluded_and_listed(tmp_path: Path, reward: str) -> None:
     out = tmp_path / "run"
     result = await run_eval(
-        "sql", model="gold", selector=f"{CORRUPT},sql/mini/0", reward=reward, out_dir=out, progress=False
+        EvalConfig(
+            env="sql",
+            model="gold",
+            selector=f"{CORRUPT},sql/mini/0",
+            reward=reward,
+            out_dir=out,
+            progress=False,
+        )
     )
     by_id = {r.task_id: r for r in result.records}
     assert by_id[CORRUPT].outcome == "corrupt" and by_id[CORRUPT].attempts == 1  # data, not retried
@@ -37,7 +45,14 @@ async def test_an_empty_answer_to_a_corrupt_gold_earns_nothing_in_intercode_mode
     # The original reward gives 1.0 to an empty result when the gold's query fails (both "empty").
     agent = ScriptedChatModel(["Action: SELECT 1 FROM (SELECT 1 AS x) AS t WHERE x = 0", "Action: submit"])
     result = await run_eval(
-        "sql", strategy="react", model=agent, selector=CORRUPT, out_dir=tmp_path / "run", progress=False
+        EvalConfig(
+            env="sql",
+            strategy="react",
+            model=agent,
+            selector=CORRUPT,
+            out_dir=tmp_path / "run",
+            progress=False,
+        )
     )
     (traj,) = result.records
     assert traj.outcome == "corrupt" and not traj.solved and traj.reward is None

@@ -12,6 +12,7 @@ import pytest
 from intercode_agents.datasets import Task
 from intercode_agents.errors import ConfigError, ImageMissing
 from intercode_agents.metrics.summary import summarize
+from intercode_agents.runner.config import EvalConfig
 from intercode_agents.runner.eval import run_eval
 from intercode_agents.runner.preflight import image_ids
 from intercode_agents.runner.replay import replay_file
@@ -23,7 +24,9 @@ os.environ.setdefault("INTERCODE_DATA", "/work/shared/intercode-data")
 async def test_gold_run_at_concurrency_4_records_each_task_once_and_summarizes_them(tmp_path: Path) -> None:
     out = tmp_path / "run"
     result = await run_eval(
-        "sql", model="gold", selector="spider", limit=20, concurrency=4, out_dir=out, progress=False
+        EvalConfig(
+            env="sql", model="gold", selector="spider", limit=20, concurrency=4, out_dir=out, progress=False
+        )
     )
     records, _ = read_records(out / "trajectories.jsonl")
     settings = json.loads((out / "run.json").read_text())
@@ -46,27 +49,43 @@ async def test_gold_run_at_concurrency_4_records_each_task_once_and_summarizes_t
 @pytest.fixture(scope="module")
 async def sql_gold_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("sql-gold") / "run"
-    await run_eval("sql", model="gold", selector="mini", concurrency=2, out_dir=out, progress=False)
+    await run_eval(
+        EvalConfig(env="sql", model="gold", selector="mini", concurrency=2, out_dir=out, progress=False)
+    )
     return out
 
 
 async def test_existing_records_need_resume_and_resume_needs_equal_settings(sql_gold_run: Path) -> None:
     with pytest.raises(ConfigError, match="already holds records"):
-        await run_eval("sql", model="gold", selector="mini", out_dir=sql_gold_run, progress=False)
+        await run_eval(
+            EvalConfig(env="sql", model="gold", selector="mini", out_dir=sql_gold_run, progress=False)
+        )
     with pytest.raises(ConfigError, match=r"reward: 'intercode' -> 'strict'"):
         await run_eval(
-            "sql", model="gold", selector="mini", reward="strict", out_dir=sql_gold_run, resume=True
+            EvalConfig(
+                env="sql", model="gold", selector="mini", reward="strict", out_dir=sql_gold_run, resume=True
+            )
         )
     with pytest.raises(ConfigError, match="task selection"):
-        await run_eval("sql", model="gold", selector="mini", limit=2, out_dir=sql_gold_run, resume=True)
+        await run_eval(
+            EvalConfig(env="sql", model="gold", selector="mini", limit=2, out_dir=sql_gold_run, resume=True)
+        )
     with pytest.raises(ConfigError, match="--out"):
-        await run_eval("sql", model="gold", selector="mini", resume=True)
+        await run_eval(EvalConfig(env="sql", model="gold", selector="mini", resume=True))
 
 
 async def test_resuming_a_finished_run_plays_nothing_and_writes_nothing(sql_gold_run: Path) -> None:
     before = (sql_gold_run / "trajectories.jsonl").read_bytes()
     result = await run_eval(
-        "sql", model="gold", selector="mini", concurrency=2, out_dir=sql_gold_run, resume=True, progress=False
+        EvalConfig(
+            env="sql",
+            model="gold",
+            selector="mini",
+            concurrency=2,
+            out_dir=sql_gold_run,
+            resume=True,
+            progress=False,
+        )
     )
     assert result.new_episodes == 0 and result.resumed_episodes == 6
     assert (sql_gold_run / "trajectories.jsonl").read_bytes() == before
@@ -131,7 +150,9 @@ async def test_resume_ignores_duplicate_and_foreign_records_and_plays_only_the_m
     tmp_path: Path,
 ) -> None:
     out = tmp_path / "run"
-    await run_eval("sql", model="gold", selector="mini", concurrency=2, out_dir=out, progress=False)
+    await run_eval(
+        EvalConfig(env="sql", model="gold", selector="mini", concurrency=2, out_dir=out, progress=False)
+    )
     lines = (out / "trajectories.jsonl").read_text().splitlines()
     duplicate = json.loads(lines[0]) | {"outcome": "failed", "reward": 0.0}  # would lower the rate
     foreign_task = json.loads(lines[1]) | {"task_id": "sql/spider/1"}
@@ -140,7 +161,9 @@ async def test_resume_ignores_duplicate_and_foreign_records_and_plays_only_the_m
     (out / "trajectories.jsonl").write_text("\n".join([*lines[:4], *extra]) + "\n")
 
     result = await run_eval(
-        "sql", model="gold", selector="mini", concurrency=2, out_dir=out, resume=True, progress=False
+        EvalConfig(
+            env="sql", model="gold", selector="mini", concurrency=2, out_dir=out, resume=True, progress=False
+        )
     )
     assert (result.new_episodes, result.resumed_episodes) == (2, 4)
     assert sorted(r.task_id for r in result.records) == [f"sql/mini/{n}" for n in range(6)]

@@ -16,6 +16,7 @@ from intercode_agents.datasets import get_task
 from intercode_agents.envs.bash.env import BashEnv
 from intercode_agents.errors import ConfigError, SessionDied
 from intercode_agents.report import load_run
+from intercode_agents.runner.config import EvalConfig
 from intercode_agents.runner.eval import run_eval
 from intercode_agents.runner.players import GoldPlayer
 from intercode_agents.runner.retries import NO_RETRIES, RetryPolicy, play_with_retries
@@ -50,7 +51,9 @@ async def test_an_env_fault_that_passes_is_retried_and_recorded_once_as_solved(
     faults = EngineFaults(monkeypatch, {"bash/mini/0"}, times=2)
     out = tmp_path / "run"
     result = await run_eval(
-        "bash", model="gold", selector="bash/mini/0", out_dir=out, retry_wait_s=0.01, progress=False
+        EvalConfig(
+            env="bash", model="gold", selector="bash/mini/0", out_dir=out, retry_wait_s=0.01, progress=False
+        )
     )
     records, _ = read_records(out / "trajectories.jsonl")
     assert len(records) == 1 and faults.calls["bash/mini/0"] == 3
@@ -68,13 +71,15 @@ async def test_a_persistent_env_fault_is_recorded_once_excluded_listed_and_repla
     selector = "bash/mini/0,bash/mini/1,bash/mini/2"
     faults = EngineFaults(monkeypatch, {"bash/mini/1"}, times=None)
     first = await run_eval(
-        "bash",
-        model="gold",
-        selector=selector,
-        out_dir=out,
-        retry_errors=3,
-        retry_wait_s=0.01,
-        progress=False,
+        EvalConfig(
+            env="bash",
+            model="gold",
+            selector=selector,
+            out_dir=out,
+            retry_errors=3,
+            retry_wait_s=0.01,
+            progress=False,
+        )
     )
     assert faults.calls == {"bash/mini/0": 1, "bash/mini/1": 4, "bash/mini/2": 1}  # 1 + 3 retries
     records, _ = read_records(out / "trajectories.jsonl")
@@ -89,12 +94,22 @@ async def test_a_persistent_env_fault_is_recorded_once_excluded_listed_and_repla
     ]
 
     # a plain resume keeps the recorded error; with --retry-errors only that episode is played again
-    plain = await run_eval("bash", model="gold", selector=selector, out_dir=out, resume=True, progress=False)
+    plain = await run_eval(
+        EvalConfig(env="bash", model="gold", selector=selector, out_dir=out, resume=True, progress=False)
+    )
     assert plain.new_episodes == 0 and plain.summary["excluded"]["counts"]["env_error"] == 1
     monkeypatch.undo()
     faults = EngineFaults(monkeypatch, set(), times=None)
     again = await run_eval(
-        "bash", model="gold", selector=selector, out_dir=out, resume=True, retry_errors=1, progress=False
+        EvalConfig(
+            env="bash",
+            model="gold",
+            selector=selector,
+            out_dir=out,
+            resume=True,
+            retry_errors=1,
+            progress=False,
+        )
     )
     assert faults.calls == {"bash/mini/1": 1}
     assert (again.new_episodes, again.resumed_episodes, again.replayed_errors) == (1, 2, 1)

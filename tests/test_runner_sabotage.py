@@ -18,6 +18,7 @@ from intercode_agents import make_env
 from intercode_agents.datasets import get_task
 from intercode_agents.metrics.failure_modes import failure_tags
 from intercode_agents.models.scripted import ScriptedChatModel
+from intercode_agents.runner.config import EvalConfig
 from intercode_agents.runner.direct import play_direct, scripted
 from intercode_agents.runner.eval import run_eval
 from intercode_agents.runner.run_dir import read_records
@@ -52,13 +53,15 @@ def agent(strategy: str) -> ScriptedChatModel:
 async def test_sabotage_counts_as_failure_in_a_real_run(tmp_path: Path, strategy: str) -> None:
     out = tmp_path / "run"
     result = await run_eval(
-        "bash",
-        strategy=strategy,
-        model=agent(strategy),
-        selector="bash/mini/0,bash/mini/1,bash/mini/2",
-        turns=5,
-        out_dir=out,
-        progress=False,
+        EvalConfig(
+            env="bash",
+            strategy=strategy,
+            model=agent(strategy),
+            selector="bash/mini/0,bash/mini/1,bash/mini/2",
+            turns=5,
+            out_dir=out,
+            progress=False,
+        )
     )
     records = {r.task_id: r for r in read_records(out / "trajectories.jsonl")[0]}
     assert records["bash/mini/0"].outcome == "solved"

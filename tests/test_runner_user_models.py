@@ -11,6 +11,7 @@ import pytest
 
 from intercode_agents.errors import ConfigError
 from intercode_agents.models import LocalChatModel, resolve_model
+from intercode_agents.runner.config import EvalConfig
 from intercode_agents.runner.eval import run_eval
 from intercode_agents.runner.run_dir import read_records
 from intercode_agents.strategies import get_strategy
@@ -24,9 +25,16 @@ FIXTURES = str(Path(agent_fixtures.__file__))
 @pytest.mark.parametrize("ref", [f"{FIXTURES}:SecondLook", "tests.agent_fixtures:SecondLook"])
 async def test_a_strategy_subclass_loads_by_path_or_module(tmp_path: Path, ref: str) -> None:
     result = await run_eval(
-        "sql", strategy=ref, model=f"{FIXTURES}:oracle", selector="sql/mini/0,sql/mini/1", turns=2,
-        out_dir=tmp_path / "run", progress=False,
-    )  # fmt: skip
+        EvalConfig(
+            env="sql",
+            strategy=ref,
+            model=f"{FIXTURES}:oracle",
+            selector="sql/mini/0,sql/mini/1",
+            turns=2,
+            out_dir=tmp_path / "run",
+            progress=False,
+        )
+    )
     assert [t.strategy for t in result.records] == ["second_look"] * 2
     assert all(t.outcome == "solved" and t.model == "scripted:oracle" for t in result.records)
     assert json.loads((tmp_path / "run" / "run.json").read_text())["strategy"] == "second_look"
@@ -51,9 +59,18 @@ def test_a_bad_strategy_reference_is_a_clear_error(ref: str, message: str) -> No
 async def test_epochs_record_their_seeds_and_give_the_hand_computed_pass_at_k(tmp_path: Path) -> None:
     out = tmp_path / "run"
     result = await run_eval(
-        "sql", strategy="react", model=f"{FIXTURES}:coin", selector="sql/mini/0,sql/mini/1,sql/mini/2",
-        epochs=3, turns=3, concurrency=3, out_dir=out, progress=False,
-    )  # fmt: skip
+        EvalConfig(
+            env="sql",
+            strategy="react",
+            model=f"{FIXTURES}:coin",
+            selector="sql/mini/0,sql/mini/1,sql/mini/2",
+            epochs=3,
+            turns=3,
+            concurrency=3,
+            out_dir=out,
+            progress=False,
+        )
+    )
     records = {(t.task_id, t.epoch): t for t in result.records}
     assert len(records) == 9
     assert {(t.epoch, t.seed) for t in records.values()} == {(1, 0), (2, 1), (3, 2)}  # seed 0 by default
@@ -86,9 +103,18 @@ async def test_epochs_record_their_seeds_and_give_the_hand_computed_pass_at_k(tm
     path.write_text("".join(lines[:5]))
     kept = {(t.task_id, t.epoch) for t in read_records(path)[0]}
     again = await run_eval(
-        "sql", strategy="react", model=f"{FIXTURES}:coin", selector="sql/mini/0,sql/mini/1,sql/mini/2",
-        epochs=3, turns=3, out_dir=out, resume=True, progress=False,
-    )  # fmt: skip
+        EvalConfig(
+            env="sql",
+            strategy="react",
+            model=f"{FIXTURES}:coin",
+            selector="sql/mini/0,sql/mini/1,sql/mini/2",
+            epochs=3,
+            turns=3,
+            out_dir=out,
+            resume=True,
+            progress=False,
+        )
+    )
     assert again.new_episodes == 4 and again.resumed_episodes == 5
     assert {(t.task_id, t.epoch) for t in again.records} == set(records)
     assert {(t.task_id, t.epoch) for t in read_records(path)[0]} - kept == set(records) - kept
@@ -135,9 +161,16 @@ async def test_model_settings_are_passed_to_the_model_maker(tmp_path: Path) -> N
     agent_fixtures.SETTINGS_SEEN.clear()
     settings = {"temperature": 0.3, "max_tokens": 64, "top_p": 0.9}
     await run_eval(
-        "sql", strategy="react", model="tests.agent_fixtures:settings_echo", model_settings=settings,
-        selector="sql/mini/0", out_dir=tmp_path / "run", progress=False,
-    )  # fmt: skip
+        EvalConfig(
+            env="sql",
+            strategy="react",
+            model="tests.agent_fixtures:settings_echo",
+            model_settings=settings,
+            selector="sql/mini/0",
+            out_dir=tmp_path / "run",
+            progress=False,
+        )
+    )
     assert agent_fixtures.SETTINGS_SEEN == [settings]
 
 
@@ -168,16 +201,16 @@ async def test_the_run_cost_cap_stops_cleanly_and_a_resume_with_more_finishes(
         "progress": False,
     }
     # each episode makes one model call of 600 tokens at $1000 per 1M tokens: $0.60
-    first = await run_eval("bash", max_cost_usd=1.0, **common)  # type: ignore[arg-type]
+    first = await run_eval(EvalConfig(env="bash", max_cost_usd=1.0, **common))  # type: ignore[arg-type]
     assert (
         first.new_episodes == 2
         and first.stopped
         and "cost cap of $1.0000 is reached ($1.2000 spent)" in first.stopped
     )
     assert first.summary["denominator"]["not_run"] == 2 and first.summary["stopped"] == first.stopped
-    same = await run_eval("bash", max_cost_usd=1.0, resume=True, **common)  # type: ignore[arg-type]
+    same = await run_eval(EvalConfig(env="bash", max_cost_usd=1.0, resume=True, **common))  # type: ignore[arg-type]
     assert same.new_episodes == 0 and same.stopped
-    more = await run_eval("bash", max_cost_usd=5.0, resume=True, **common)  # type: ignore[arg-type]
+    more = await run_eval(EvalConfig(env="bash", max_cost_usd=5.0, resume=True, **common))  # type: ignore[arg-type]
     assert more.new_episodes == 2 and more.stopped is None
     assert more.summary["denominator"]["not_run"] == 0 and len(more.records) == 4
 
@@ -188,6 +221,13 @@ async def test_a_cost_cap_needs_a_known_price(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setenv("INTERCODE_AGENTS_PRICES", str(prices))
     with pytest.raises(ConfigError, match="price table does not know"):
         await run_eval(
-            "bash", agent=f"{FIXTURES}:with_given_model", model=f"{FIXTURES}:looper", selector="bash/mini/0",
-            max_cost_usd=1.0, out_dir=tmp_path / "run", progress=False,
-        )  # fmt: skip
+            EvalConfig(
+                env="bash",
+                agent=f"{FIXTURES}:with_given_model",
+                model=f"{FIXTURES}:looper",
+                selector="bash/mini/0",
+                max_cost_usd=1.0,
+                out_dir=tmp_path / "run",
+                progress=False,
+            )
+        )

@@ -204,7 +204,8 @@ def eval_cmd(
       intercode-agents eval bash -m gold --engines unix:///var/run/docker.sock,tcp://127.0.0.1:2376 -c 8
     """
     from intercode_agents.models import parse_model_options
-    from intercode_agents.runner.eval import EpisodeBudgets, choose_tasks, default_out_dir, run_eval
+    from intercode_agents.runner.config import EpisodeBudgets, EvalConfig
+    from intercode_agents.runner.eval import choose_tasks, default_out_dir, run_eval
     from intercode_agents.runner.interrupt import Interrupted, run_interruptible
     from intercode_agents.runner.several_models import model_dirs, run_models
 
@@ -250,42 +251,43 @@ def eval_cmd(
             if key in settings:
                 raise ConfigError(f"the model setting {key!r} is given twice (by its option and by -M)")
             settings[key] = value
-    common: dict[str, Any] = {
-        "strategy": strategy,
-        "agent": agent,
-        "strategy_settings": strategy_settings,
-        "model_settings": settings,
-        "selector": tasks,
-        "limit": limit,
-        "turns": turns,
-        "epochs": epochs,
-        "concurrency": concurrency,
-        "reward": reward,
-        "execution": execution,
-        "resume": resume,
-        "seed": seed,
-        "retry_errors": retry_errors,
-        "budgets": EpisodeBudgets(
-            max_tokens_per_episode, max_seconds_per_episode, max_cost_per_episode, show_budget
-        ),
-        "max_cost_usd": max_cost,
-        "progress": progress,
-        "console": console,
-        "engines": engines,
-    }
-    total = len(choose_tasks(env, tasks, limit)) * epochs
     label = strategy or ("agent" if agent else "direct")
     model_label = models[0] if len(models) == 1 else ("models" if models else "agent-default")
-    run_dir = out or default_out_dir(env, label, model_label)
+    config = EvalConfig(
+        env=env,
+        model=models[0] if len(models) == 1 else None,
+        strategy=strategy,
+        agent=agent,
+        strategy_settings=strategy_settings,
+        model_settings=settings,
+        selector=tasks,
+        limit=limit,
+        turns=turns,
+        epochs=epochs,
+        concurrency=concurrency,
+        reward=reward,
+        execution=execution,
+        out_dir=out or default_out_dir(env, label, model_label),
+        resume=resume,
+        seed=seed,
+        retry_errors=retry_errors,
+        budgets=EpisodeBudgets(
+            max_tokens_per_episode, max_seconds_per_episode, max_cost_per_episode, show_budget
+        ),
+        max_cost_usd=max_cost,
+        progress=progress,
+        engines=engines,
+    )
+    run_dir = config.out_dir or out or Path(".")
+    total = len(choose_tasks(env, tasks, limit)) * epochs
     argv = eval_argv(env, models, options)
     several = len(models) > 1
     dirs = list(model_dirs(models, run_dir).values()) if several else [run_dir]
     try:
         if several:
-            results = run_interruptible(lambda: run_models(env, models, out_dir=run_dir, **common))
+            results = run_interruptible(lambda: run_models(config, models, console=console))
         else:
-            the_model = models[0] if models else None
-            results = [run_interruptible(lambda: run_eval(env, model=the_model, out_dir=run_dir, **common))]
+            results = [run_interruptible(lambda: run_eval(config, console=console))]
     except Interrupted as stop:
         raise interrupted(stop.signame, dirs, [total] * len(dirs), argv, run_dir) from None
     _finish(results, run_dir, several, eval_argv(env, models, options | {"max_cost": None}))

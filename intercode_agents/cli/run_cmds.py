@@ -102,20 +102,23 @@ def gold_cmd(
       intercode-agents gold python --tasks "python/mbpp/1?" --reward strict -c 8
     """
     from intercode_agents.report.terminal import gold_view
+    from intercode_agents.runner.config import EvalConfig
     from intercode_agents.runner.gold import run_gold
     from intercode_agents.runner.interrupt import Interrupted, run_interruptible
 
     try:
         report = run_interruptible(
             lambda: run_gold(
-                env,
-                selector=tasks,
-                concurrency=concurrency,
-                reward=reward,
-                out_dir=out,
-                progress=progress and not as_json,
+                EvalConfig(
+                    env=env,
+                    selector=tasks,
+                    concurrency=concurrency,
+                    reward=reward,
+                    out_dir=out,
+                    progress=progress and not as_json,
+                    engines=engines,
+                ),
                 console=err_console if as_json else console,
-                engines=engines,
             )
         )
     except Interrupted as stop:

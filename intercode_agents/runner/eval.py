@@ -2,22 +2,17 @@
 
 Example::
 
-    result = await run_eval("bash", strategy="react", model="openai:gpt-4o-mini",
-                            selector="test", concurrency=4, out_dir="runs/react-mini")
+    result = await run_eval(EvalConfig(env="bash", strategy="react", model="openai:gpt-4o-mini",
+                                       selector="test", concurrency=4, out_dir=Path("runs/react-mini")))
     print(result.summary["success_rate"])
 
-``model`` is a model spec (``"local"``, ``"provider:model"``, ``"PATH.py:NAME"``), a ``BaseChatModel``,
-or one of the runner's own policies: ``"gold"`` (replays the gold answers; no strategy) and ``"human"``
-(asks at the terminal; one episode at a time). ``strategy`` is a shipped strategy's name or a user's
-Strategy subclass (``"PATH.py:Class"``, ``"package.module:Class"``); ``agent`` instead names a user's
-agent factory (``"PATH.py:build"``; see :mod:`intercode_agents.strategies.agent`), with or without a
-model. See :mod:`intercode_agents.runner.run_dir` for the files.
+The settings are one :class:`~intercode_agents.runner.config.EvalConfig` (what each field means is
+said there). The runner resolves its strings once, here: the env's definition, the tasks, the player
+(a strategy with a chat model, a user's agent, the gold policy or a person) and the engines; what is
+below gets objects. See :mod:`intercode_agents.runner.run_dir` for the files.
 
-``epochs`` plays every task K times, epoch ``e`` with seed ``seed + e - 1`` (seed 0 when several epochs
-are asked for without one), given to the model where it takes one. ``budgets`` are per episode
-(:class:`EpisodeBudgets`); ``max_cost_usd`` caps the cost of the whole run (all its sessions): once
-the records reach it no new episode starts, the episodes in flight finish, and the run can be resumed
-with a higher cap.
+``max_cost_usd`` caps the cost of the whole run (all its sessions): once the records reach it no new
+episode starts, the episodes in flight finish, and the run can be resumed with a higher cap.
 
 One process writes a run directory at a time (:mod:`.run_lock`). A resume counts the records by the
 rules of :mod:`.run_records` (duplicates and foreign records are reported and ignored) and plays the
@@ -44,7 +39,7 @@ from intercode_agents.datasets import Task, select_tasks
 from intercode_agents.errors import ConfigError
 from intercode_agents.metrics.summary import summarize
 from intercode_agents.paths import data_dir
-from intercode_agents.reward import check_mode
+from intercode_agents.runner.config import EvalConfig
 from intercode_agents.runner.players import SPECIAL_MODELS, GoldPlayer, HumanPlayer, Player, StrategyPlayer
 from intercode_agents.runner.preflight import image_ids, load_local_model
 from intercode_agents.runner.progress import RunProgress
@@ -74,8 +69,6 @@ from intercode_agents.spec import load_spec
 from intercode_agents.strategies.budget import price_of
 from intercode_agents.trajectory import RETRYABLE_OUTCOMES, FailedAttempt, Trajectory
 
-DEFAULT_TURNS = 10
-
 
 @dataclass
 class EvalResult:
@@ -101,39 +94,6 @@ class EvalResult:
     @property
     def episodes_per_s(self) -> float:
         return self.new_episodes / self.wall_s if self.wall_s > 0 else 0.0
-
-
-@dataclass(frozen=True)
-class EpisodeBudgets:
-    """Budgets of each episode besides its turns (None: unlimited), and whether the model is told
-    what is left (see :mod:`intercode_agents.strategies.budget`)."""
-
-    max_tokens: int | None = None
-    max_seconds: float | None = None
-    max_cost_usd: float | None = None
-    show: bool = False
-
-    def __post_init__(self) -> None:
-        for flag, value in (
-            ("--max-tokens-per-episode", self.max_tokens),
-            ("--max-seconds-per-episode", self.max_seconds),
-            ("--max-cost-per-episode", self.max_cost_usd),
-        ):
-            if value is not None and (isinstance(value, bool) or value <= 0):
-                raise ConfigError(f"{flag} must be a positive number, got {value!r}")
-
-    def any(self) -> bool:
-        return any(v is not None for v in (self.max_tokens, self.max_seconds, self.max_cost_usd))
-
-    def strategy_settings(self) -> dict[str, Any]:
-        """The strategy settings that carry these budgets."""
-        settings: dict[str, Any] = {
-            "episode_max_tokens": self.max_tokens,
-            "episode_timeout_s": self.max_seconds,
-            "episode_max_cost_usd": self.max_cost_usd,
-        }
-        settings = {key: value for key, value in settings.items() if value is not None}
-        return settings | ({"show_budget": True} if self.show else {})
 
 
 def make_player(
@@ -197,21 +157,6 @@ def default_out_dir(env_name: str, strategy: str, model: str, root: Path = Path(
     return path
 
 
-def _check_numbers(
-    limit: int | None, turns: int, concurrency: int, epochs: int = 1, max_cost_usd: float | None = None
-) -> None:
-    if limit is not None and limit < 1:
-        raise ConfigError(f"--limit must be at least 1, got {limit}")
-    if turns < 1:
-        raise ConfigError(f"--turns must be at least 1, got {turns}")
-    if concurrency < 1:
-        raise ConfigError(f"--concurrency must be at least 1, got {concurrency}")
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        raise ConfigError(f"--epochs must be a whole number >= 1, got {epochs!r}")
-    if max_cost_usd is not None and (isinstance(max_cost_usd, bool) or max_cost_usd <= 0):
-        raise ConfigError(f"--max-cost must be a positive number of USD, got {max_cost_usd!r}")
-
-
 def _open_run_dir(out_dir: Path, settings: dict[str, Any], plan: RunPlan, resume: bool) -> RunRecords:
     """Prepare ``out_dir`` (its lock is held); return the records of earlier sessions that count."""
     records_path = out_dir / TRAJECTORIES
@@ -268,100 +213,68 @@ def _warn_ignored(console: Console, path: Path, ignored: list[IgnoredRecord]) ->
 
 
 async def run_eval(
-    env_name: str,
-    *,
-    strategy: str | None = None,
-    model: str | BaseChatModel | None = "gold",
-    agent: str | None = None,
-    model_settings: dict[str, Any] | None = None,
-    selector: str | None = None,
-    limit: int | None = None,
-    turns: int = DEFAULT_TURNS,
-    concurrency: int = 1,
-    reward: str = "intercode",
-    execution: str = "session",
-    out_dir: str | Path | None = None,
-    resume: bool = False,
-    seed: int | None = None,
-    epochs: int = 1,
-    strategy_settings: dict[str, Any] | None = None,
-    budgets: EpisodeBudgets | None = None,
-    max_cost_usd: float | None = None,
-    retry_errors: int | None = None,
-    retry_wait_s: float = 1.0,
-    progress: bool = True,
-    progress_display: Progress | None = None,
-    console: Console | None = None,
-    engines: Any = None,
+    config: EvalConfig, *, console: Console | None = None, progress_display: Progress | None = None
 ) -> EvalResult:
     """Run (or resume) an evaluation and write ``run.json``, ``trajectories.jsonl`` and ``summary.json``.
 
-    ``retry_errors``: how often an episode ending in an env or model error is played again before it
-    is recorded (None: the defaults of :class:`~intercode_agents.runner.retries.RetryPolicy`, 2 for
-    env errors and 0 for model errors); given on a resume, the recorded errors are played again too.
     Cancelling the run (Ctrl-C) keeps every finished episode on disk and removes the containers; run
     it again with ``resume=True`` and the same settings to finish the remaining tasks. A second
     process on the same ``out_dir`` raises :class:`~intercode_agents.runner.run_lock.RunDirectoryBusy`.
-    ``execution`` "paper" runs Bash and CTF actions as the original InterCode ran them (see
-    :mod:`intercode_agents.envs.bash.paper`), to compare with the paper's table like for like.
-    ``engines`` says where the sandboxes run: one engine or several (an engine string, ``"a,b"``, a
-    list, an :class:`~intercode_agents.sandbox.EngineSet`; None: ``$INTERCODE_ENGINES``, else the
-    default backend). With several, each episode is placed on the engine with the most free capacity,
-    and an episode whose engine died is an env error, played again on the others.
+    With several engines each episode is placed on the engine with the most free capacity, and an
+    episode whose engine died is an env error, played again on the others. ``console`` and
+    ``progress_display`` only change how the run is shown.
     """
-    _check_numbers(limit, turns, concurrency, epochs, max_cost_usd)
-    policy = RetryPolicy.from_option(retry_errors, wait_s=retry_wait_s)
-    check_mode(reward)
-    check_execution(env_name, execution)
-    budgets = budgets or EpisodeBudgets()
-    tasks = choose_tasks(env_name, selector, limit)
-    spec = load_spec(env_name)  # a user's env YAML path: the run and its records use the env's name
+    policy = RetryPolicy.from_option(config.retry_errors, wait_s=config.retry_wait_s)
+    spec = load_spec(config.env)  # a user's env YAML path: the run and its records use the env's name
     env_name = spec.name
+    check_execution(env_name, config.execution)
+    tasks = choose_tasks(env_name, config.selector, config.limit)
+    budgets = config.budgets
     player, chat = make_player(
-        model,
-        strategy,
-        turns=turns,
-        agent=agent,
-        strategy_settings={**(strategy_settings or {}), **budgets.strategy_settings()},
-        model_settings=model_settings,
+        config.model,
+        config.strategy,
+        turns=config.turns,
+        agent=config.agent,
+        strategy_settings={**config.strategy_settings, **budgets.strategy_settings()},
+        model_settings=config.model_settings,
     )
     if not isinstance(player, StrategyPlayer) and (budgets.any() or budgets.show):
         raise ConfigError(f"episode budgets apply to episodes a model plays, not to --model {player.model}")
+    concurrency, progress = config.concurrency, config.progress
     if isinstance(player, HumanPlayer):
         concurrency, progress, policy = 1, False, NO_RETRIES  # a person is not asked twice
-    if resume and out_dir is None:
-        raise ConfigError("resume needs the run directory: pass --out DIR together with --resume")
-    if seed is None and epochs > 1:
-        seed = 0  # K samples need K seeds: 0 .. K-1
-    if max_cost_usd is not None and isinstance(player, StrategyPlayer):
+    seed = config.epoch_seed
+    if config.max_cost_usd is not None and isinstance(player, StrategyPlayer):
         price_of(player.model)  # a cost cap needs the model's price: a clear error now, not at the end
-    out = Path(out_dir) if out_dir is not None else default_out_dir(env_name, player.strategy, player.model)
-    budget = None if isinstance(player, GoldPlayer) else turns
-    settings = _settings(env_name, tasks, player, selector, limit, turns, reward, seed, concurrency)
+    out = config.out_dir or default_out_dir(env_name, player.strategy, player.model)
+    budget = None if isinstance(player, GoldPlayer) else config.turns
+    settings = _settings(
+        env_name, tasks, player, config.selector, config.limit, config.turns, config.reward, seed, concurrency
+    )
     settings |= {
-        "epochs": epochs,
+        "epochs": config.epochs,
         "turn_budget": budget,
         "retry_errors": policy.to_json(),
-        "model_options": dict(model_settings or {}),
-        "max_cost_usd": max_cost_usd,
-        "execution": execution,
+        "model_options": dict(config.model_settings),
+        "max_cost_usd": config.max_cost_usd,
+        "execution": config.execution,
     }
-    if agent:
+    if config.agent:
         settings["agent"] = player.runner.context()["agent"]  # type: ignore[union-attr]
     if spec.path.parent != data_dir("envs"):
         settings["env_definition"] = str(spec.path)  # a user's env: where its YAML is
     plan = RunPlan.from_settings(settings)
 
-    engine_set = resolve_engines(engines)
-    ids = await image_ids(tasks, execution=execution, engines=engine_set)
+    engine_set = resolve_engines(config.engines)
+    ids = await image_ids(tasks, execution=config.execution, engines=engine_set)
     session = _Session(out, settings, plan, tasks, player, policy, budget, ids, engine_set)
-    session.max_cost_usd, session.progress_display = max_cost_usd, progress_display
+    session.max_cost_usd, session.progress_display = config.max_cost_usd, progress_display
     await load_local_model(chat)
     with RunLock(out) as lock:
         return await session.run(
             lock,
-            resume=resume,
-            replay_errors=resume and retry_errors is not None,
+            resume=config.resume,
+            replay_errors=config.resume and config.retry_errors is not None,
             progress=progress,
             console=console,
         )

@@ -10,13 +10,14 @@ reward's parts so the cause is visible.
 from __future__ import annotations
 
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from intercode_agents.datasets import gold_splits
+from intercode_agents.runner.config import EvalConfig
 from intercode_agents.runner.eval import run_eval
 from intercode_agents.spec import load_spec
 from intercode_agents.trajectory import Trajectory, gold_cannot_run
@@ -98,34 +99,18 @@ def _natural_key(task_id: str) -> list[Any]:
     return [int(part) if part.isdigit() else part for part in task_id.split("/")]
 
 
-async def run_gold(
-    env_name: str,
-    *,
-    selector: str | None = None,
-    concurrency: int = 4,
-    reward: str = "intercode",
-    out_dir: str | Path | None = None,
-    progress: bool = True,
-    console: Console | None = None,
-    engines: Any = None,
-) -> GoldReport:
-    """Replay the gold of the selected tasks (default: the env YAML's ``tasks.gold`` splits; for ours
-    the InterCode set, for Bash the four file systems and the test split). Records go to ``out_dir``
-    when given, else to a temporary directory that is removed afterwards. ``engines``: where the
-    sandboxes run (see :func:`~intercode_agents.sandbox.resolve_engines`)."""
-    chosen = selector if selector else ",".join(gold_splits(env_name))
+async def run_gold(config: EvalConfig, *, console: Console | None = None) -> GoldReport:
+    """Replay the gold of the tasks ``config`` selects (default: the env YAML's ``tasks.gold`` splits;
+    for ours the InterCode set, for Bash the four file systems and the test split). The model is the
+    gold policy whatever ``config`` says. Records go to ``config.out_dir`` when given, else to a
+    temporary directory that is removed afterwards."""
+    chosen = config.selector or ",".join(gold_splits(config.env))
     with tempfile.TemporaryDirectory(prefix="intercode-gold-") as scratch:
-        result = await run_eval(
-            env_name,
-            model="gold",
-            selector=chosen,
-            concurrency=concurrency,
-            reward=reward,
-            out_dir=out_dir or Path(scratch) / "run",
-            progress=progress,
-            console=console,
-            engines=engines,
-        )
-    report = classify(load_spec(env_name).name, reward, result.records, result.wall_s, concurrency)
+        out = config.out_dir or Path(scratch) / "run"
+        gold = replace(config, model="gold", strategy=None, agent=None, selector=chosen, out_dir=out)
+        result = await run_eval(gold, console=console)
+    report = classify(
+        load_spec(config.env).name, config.reward, result.records, result.wall_s, config.concurrency
+    )
     report.engines, report.engine_retries = result.engines, result.engine_retries
     return report

@@ -1,6 +1,6 @@
 """Several models in one command: the same run for each model, side by side, one directory per model.
 
-``run_models("bash", ["local", "openai:gpt-4o-mini"], out_dir=Path("runs/cmp"), strategy="react")``
+``run_models(EvalConfig(env="bash", strategy="react", out_dir=Path("runs/cmp")), ["local", "m2"])``
 plays each model's run concurrently (each with the given concurrency) into ``runs/cmp/<model>/``,
 with one progress bar per model, and returns their results in the order given. Each run is an
 ordinary run directory (its own lock, records, resume); ``--resume`` resumes each of them. The
@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import re
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
 from intercode_agents.errors import ConfigError, IntercodeError
+from intercode_agents.runner.config import EvalConfig
 from intercode_agents.runner.eval import EvalResult, run_eval
 from intercode_agents.runner.progress import new_display
 
@@ -43,17 +44,13 @@ def model_dirs(models: list[str], out_dir: Path) -> dict[str, Path]:
 
 
 async def run_models(
-    env_name: str,
-    models: list[str],
-    *,
-    out_dir: Path,
-    progress: bool = True,
-    console: Console | None = None,
-    **settings: Any,
+    config: EvalConfig, models: list[str], *, console: Console | None = None
 ) -> list[EvalResult]:
-    """Run ``env_name`` once per model, concurrently; ``settings`` are :func:`run_eval`'s other arguments."""
-    dirs = model_dirs(models, out_dir)
-    display = new_display(console) if progress else None
+    """Run ``config`` once per model, concurrently, each into ``config.out_dir / <model>``."""
+    if config.out_dir is None:
+        raise ConfigError("several models need the comparison's directory: pass --out DIR")
+    dirs = model_dirs(models, config.out_dir)
+    display = new_display(console) if config.progress else None
     if display is not None:
         display.start()
     try:
@@ -61,13 +58,9 @@ async def run_models(
             runs = [
                 group.create_task(
                     run_eval(
-                        env_name,
-                        model=spec,
-                        out_dir=dirs[spec],
-                        progress=progress,
-                        progress_display=display,
+                        replace(config, model=spec, out_dir=dirs[spec]),
                         console=console,
-                        **settings,
+                        progress_display=display,
                     )
                 )
                 for spec in models
