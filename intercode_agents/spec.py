@@ -33,11 +33,27 @@ import yaml
 
 from intercode_agents.errors import ConfigError
 from intercode_agents.paths import data_dir
+from intercode_agents.plugins import Registry
 from intercode_agents.user_code import load_object
 
 _KEYS = {"name", "class", "description", "options", "tasks", "images", "prompts"}
 _PROMPT_KEYS = {"name", "environment", "submit", "entry_point"}
-_loaded: dict[str, Path] = {}  # env name -> the YAML file it came from (user envs loaded in this process)
+
+
+def _yaml_file(obj: object, what: str) -> Path:
+    """``obj`` as the path of an existing env YAML file (else a ConfigError naming ``what``)."""
+    path = Path(obj) if isinstance(obj, str | Path) else None
+    if path is None or path.suffix not in (".yaml", ".yml") or not path.is_file():
+        raise ConfigError(f"{what} is {obj!r}, not the path of an env YAML file")
+    return path.resolve()
+
+
+#: Env names and their YAML files: the shipped envs, another package's (entry point group
+#: ``intercode_agents.envs``: a ``str`` or ``Path`` attribute holding a YAML path) and every user env
+#: loaded in this process (:func:`register_env`, which :func:`load_spec` calls for a path).
+ENVS: Registry[Path] = Registry("env", "intercode_agents.envs", _yaml_file)
+for _shipped in sorted(data_dir("envs").glob("*.yaml")):
+    ENVS.add(_shipped.stem, _shipped)
 
 
 @dataclass(frozen=True)
@@ -68,8 +84,13 @@ class EnvSpec:
 
 
 def env_names() -> list[str]:
-    """The shipped envs and the user envs loaded in this process."""
-    return sorted({p.stem for p in data_dir("envs").glob("*.yaml")} | set(_loaded))
+    """The shipped envs, those of installed packages and the user envs loaded in this process."""
+    return ENVS.names()
+
+
+def register_env(path: str | Path) -> EnvSpec:
+    """Make the env defined in the YAML file ``path`` known by its name in this process."""
+    return load_spec(Path(path))
 
 
 def _is_path(name_or_path: str | Path) -> bool:
@@ -83,11 +104,8 @@ def spec_file(name_or_path: str | Path) -> Path:
         if not path.is_file():
             raise ConfigError(f"the env definition {path} does not exist")
         return path.resolve()
-    shipped = data_dir("envs") / f"{name_or_path}.yaml"
-    if shipped.is_file():
-        return shipped
-    if str(name_or_path) in _loaded:
-        return _loaded[str(name_or_path)]
+    if str(name_or_path) in ENVS:
+        return ENVS.get(str(name_or_path))
     raise ConfigError(
         f"unknown env {str(name_or_path)!r}; choose one of {', '.join(env_names())} "
         "or give the path of an env YAML file"
@@ -110,11 +128,11 @@ def load_spec(name_or_path: str | Path) -> EnvSpec:
     except OSError as exc:
         raise ConfigError(f"cannot read env definition {path}: {exc}") from exc
     spec = _read_spec(path, stamp)
-    shipped = data_dir("envs") / f"{spec.name}.yaml"
-    if not shipped.is_file():
-        earlier = _loaded.setdefault(spec.name, path)
-        if earlier != path:
-            raise ConfigError(f"env definition {path}: the name {spec.name!r} is already used by {earlier}")
+    earlier = ENVS.find(spec.name)
+    if earlier is None:
+        ENVS.add(spec.name, path)
+    elif earlier != path:
+        raise ConfigError(f"env definition {path}: the name {spec.name!r} is already used by {earlier}")
     return spec
 
 

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from intercode_agents.models.local import LocalChatModel
     from intercode_agents.models.resolve import (
+        MODELS,
         describe_model,
         parse_model_options,
+        register_model,
         resolve_model,
         takes_seed,
         with_seed,
@@ -24,7 +26,9 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "LocalChatModel": "local",
+    "MODELS": "resolve",
     "describe_model": "resolve",
+    "register_model": "resolve",
     "parse_model_options": "resolve",
     "resolve_model": "resolve",
     "takes_seed": "resolve",
@@ -44,11 +48,13 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "DEFAULT_WEIGHTS",
+    "MODELS",
     "LocalChatModel",
     "WeightsSpec",
     "describe_model",
     "parse_model_options",
     "parse_text_tool_calls",
+    "register_model",
     "resolve_model",
     "resolve_weights",
     "takes_seed",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,22 @@ from langchain_core.runnables import RunnableBinding
 from intercode_agents.errors import ConfigError, ModelWeightsError
 from intercode_agents.models.local import LocalChatModel
 from intercode_agents.models.weights import check_gguf_file
+from intercode_agents.plugins import Registry
 from intercode_agents.user_code import describe, is_reference, load_object
+
+ModelFactory = Callable[..., BaseChatModel]
+
+
+def _factory(obj: object, what: str) -> ModelFactory:
+    if not callable(obj):
+        raise ConfigError(f"{what} is a {type(obj).__name__}, not a function that makes a chat model")
+    return obj
+
+
+#: Chat models by name: ``local`` (the embedded llama.cpp model), another package's (entry point group
+#: ``intercode_agents.models``: a function ``make(argument, **settings)``) and a script's own
+#: (:func:`register_model`). ``NAME:ARGUMENT`` passes ARGUMENT (``local:/path/to/model.gguf``).
+MODELS: Registry[ModelFactory] = Registry("model", "intercode_agents.models", _factory)
 
 RUNNER_ONLY = {
     "gold": "replays each task's gold solution",
@@ -47,7 +63,8 @@ _KEY_SETTINGS = ("api_key", "openai_api_key", "anthropic_api_key", "google_api_k
 def resolve_model(spec: str | BaseChatModel, **settings: Any) -> BaseChatModel:
     """Return a chat model for ``spec``; ``settings`` (temperature, max_tokens, ...) apply to strings.
 
-    - ``"local"`` or ``"local:/path/to/model.gguf"``: :class:`LocalChatModel` (llama.cpp in-process);
+    - ``"NAME"`` or ``"NAME:ARGUMENT"`` for a registered model (:data:`MODELS`): ``"local"`` or
+      ``"local:/path/to/model.gguf"`` is :class:`LocalChatModel` (llama.cpp in-process);
     - ``"provider:model"`` (or a model name LangChain can infer a provider from): ``init_chat_model``;
     - ``"PATH.py:NAME"`` or ``"package.module:NAME"``: a user's ``BaseChatModel`` instance, or a
       function that returns one (called with ``settings``);
@@ -75,8 +92,9 @@ def resolve_model(spec: str | BaseChatModel, **settings: Any) -> BaseChatModel:
             f"{spec!r} is not a chat model: the runner handles it ({RUNNER_ONLY[spec]}); "
             "pass it to the runner or the CLI's --model, not to resolve_model"
         )
-    if spec == "local" or spec.startswith("local:"):
-        return _local(spec.removeprefix("local").removeprefix(":"), settings)
+    head, _, argument = spec.partition(":")
+    if head in MODELS:
+        return _registered(spec, head, argument, settings)
     if is_reference(spec):
         return _user_model(spec, settings)
     return _langchain(spec, settings)
@@ -129,7 +147,25 @@ def with_seed(model: BaseChatModel, seed: int | None) -> BaseChatModel:
     return model.model_copy(update={"seed": seed})
 
 
-def _local(path: str, settings: dict[str, Any]) -> LocalChatModel:
+def _registered(spec: str, head: str, argument: str, settings: dict[str, Any]) -> BaseChatModel:
+    try:
+        model = MODELS.get(head)(argument, **settings)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        raise ConfigError(f"model {spec!r} could not be created: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(model, BaseChatModel):
+        raise ConfigError(f"model {spec!r} gave a {type(model).__name__}, not a BaseChatModel")
+    return model
+
+
+def register_model(name: str, *, replace: bool = False) -> Callable[[ModelFactory], ModelFactory]:
+    """A decorator: ``@register_model("mine")`` on ``def make(argument: str, **settings) ->
+    BaseChatModel`` makes ``--model mine`` (and ``mine:ARGUMENT``) that model everywhere."""
+    return MODELS.register(name, replace=replace)
+
+
+def _local(path: str, **settings: Any) -> LocalChatModel:
     if path:
         try:
             check_gguf_file(Path(path).expanduser())
@@ -205,3 +241,6 @@ def describe_model(model: BaseChatModel | RunnableBinding) -> dict[str, Any]:
         "name": f"{provider}:{name}" if provider else str(name),
         "settings": {key: value for key, value in settings.items() if value is not None},
     }
+
+
+MODELS.add("local", _local)
