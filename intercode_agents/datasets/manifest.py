@@ -1,4 +1,8 @@
-"""The pinned InterCode data: which files belong to which task family, and their sha256 checksums.
+"""The pinned InterCode data: which files belong to which part of it, and their sha256 checksums.
+
+The upstream repository keeps its tasks in four parts (``bash``, ``sql``, ``python``, ``ctf``), and a
+download fetches only the parts a caller needs. These names describe that repository's folders; the
+project's env families do not depend on them (an env names the files it reads in its YAML).
 
 The checksum list ships with the package (``intercode_data.sha256``, in ``sha256sum`` format with paths
 relative to the InterCode repository root). It is the single source of truth for downloads.
@@ -61,6 +65,11 @@ def check_families(families: tuple[str, ...] | list[str] | None) -> tuple[str, .
     if unknown:
         raise ConfigError(f"unknown task family {unknown[0]!r}; choose from {', '.join(FAMILIES)}")
     return tuple(dict.fromkeys(families))
+
+
+def family_of(rel: str) -> str | None:
+    """The part of the pinned data a file (path relative to the data root) belongs to, if any."""
+    return next((fam for fam, prefixes in _FAMILY_PREFIXES.items() if rel.startswith(prefixes)), None)
 
 
 def family_files(family: str) -> dict[str, str]:

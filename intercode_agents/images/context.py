@@ -7,6 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
+from intercode_agents.datasets.manifest import family_of
 from intercode_agents.errors import ConfigError, DatasetError
 from intercode_agents.images.catalog import ImageSpec
 from intercode_agents.paths import data_dir
@@ -21,16 +22,6 @@ class MissingRequirement(Exception):
     """A file the image ``requires`` is absent: the image is skipped, not failed."""
 
 
-# Which InterCode task family ships a data file, by path prefix (to fetch only what a build needs).
-_FAMILY_PREFIXES = {
-    "docker/bash_scripts/": "bash",
-    "data/nl2bash/": "bash",
-    "data/sql/": "sql",
-    "data/python/": "python",
-    "data/ctf/": "ctf",
-}
-
-
 def data_families(specs: list[ImageSpec]) -> list[str]:
     """The task families whose files these images take from the data root."""
     found = set()
@@ -38,8 +29,8 @@ def data_families(specs: list[ImageSpec]) -> list[str]:
         for source in spec.files.values():
             kind, _, rel = source.partition(":")
             if kind == "data":
-                found.update(fam for prefix, fam in _FAMILY_PREFIXES.items() if rel.startswith(prefix))
-    return sorted(found)
+                found.add(family_of(rel))
+    return sorted(fam for fam in found if fam is not None)
 
 
 def _resolve_data_root(explicit: Path | None, families: list[str]) -> Path:
