@@ -101,7 +101,7 @@ class PythonEnv(PooledEnv):
         }
         if host_code:
             meta["host_code"] = host_code  # the task's own helpers, evaluated by the scorer (never the agent)
-        return TaskDetails(meta=meta)
+        return TaskDetails(meta=meta, public={"entry_point": str(entry)})
 
     def default_submission(self) -> str:
         """The function the task's tests call."""

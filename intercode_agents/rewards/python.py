@@ -11,6 +11,9 @@ runs the tests out of the agent's reach.
   error text included. A test the gold fails counts as solved when the agent fails it the same way.
 - ``strict``: tests the gold itself fails are dropped; the reward is the share of the remaining tests
   the agent passes (a timeout is a failure). When the gold fails every test the task is corrupt.
+
+In both modes a result the scorer refused (malformed, past a bound, too slow to compare) fails its
+test, and ``refused_result`` in the parts names the first such test and why (never an expected value).
 """
 
 from __future__ import annotations
