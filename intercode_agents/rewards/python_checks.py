@@ -25,6 +25,7 @@ JSON line.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import resource
@@ -177,8 +178,8 @@ def agent_outcome(split: SplitTest, agent: TestRun, gold: TestRun, helpers: dict
         elif gold.setup_error is not None:
             error = f"the expected value could not be computed: setup failed: {gold.setup_error}"
             merged.append(ProbeResult(error=error))
-        else:
-            merged.append(theirs[index])
+        else:  # the gold's value: whatever went wrong with it is no refusal of the agent's
+            merged.append(dataclasses.replace(theirs[index], refused=False))
     return _finished(split, agent, merged, helpers)
 
 
