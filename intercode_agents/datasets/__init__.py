@@ -18,11 +18,12 @@ from intercode_agents.datasets.select import (
     split_names,
 )
 from intercode_agents.datasets.sources import mini_dir
-from intercode_agents.datasets.task import Task
+from intercode_agents.datasets.task import PublicTask, Task
 
 __all__ = [
     "CTF_LOST_ASSETS",
     "INTERCODE_COMMIT",
+    "PublicTask",
     "Task",
     "ctf_asset_files",
     "default_splits",

@@ -37,12 +37,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class TaskDetails:
-    """What an env class adds to a task read from a record: its metric groups, its meta, and why it
-    cannot run here (None when it can)."""
+    """What an env class adds to a task read from a record: its metric groups, its meta, why it
+    cannot run here (None when it can), and the fields of its public view that a user of the task
+    needs besides the question (``Task.public``; never a gold, a test or a set-up script)."""
 
     group: dict[str, str] = dataclasses.field(default_factory=dict)
     meta: dict[str, Any] = dataclasses.field(default_factory=dict)
     unavailable: str | None = None
+    public: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 REWARD_MODES = ("intercode", "strict")
