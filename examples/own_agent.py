@@ -5,7 +5,8 @@
 
 The runner calls ``build(tools, model, task)`` once per episode. ``tools`` are the episode's tools
 (``run_bash``/``run_sql``/``run_python`` and ``submit``), ``model`` is the chat model of ``--model``
-(None without one) and ``task`` the task (``task.id``, ``task.query``, ``task.env``). Return any
+(None without one) and ``task`` the task's public view (``task.id``, ``task.query``, ``task.env``,
+``task.fields`` such as Python's ``entry_point``; never its gold or tests). Return any
 Runnable that takes messages; the runner sends it the task's question, counts its tool calls against
 ``--turns``, stops it at the budget, at ``submit`` or at the episode's time limit, and submits for it
 if it ends without doing so.
@@ -24,7 +25,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
-from intercode_agents.datasets import Task
+from intercode_agents.datasets import PublicTask
 from intercode_agents.models.scripted import ScriptedChatModel
 
 SYSTEM = (
@@ -33,7 +34,7 @@ SYSTEM = (
 )
 
 
-def build(tools: list[BaseTool], model: BaseChatModel | None, task: Task) -> Runnable[Any, Any]:
+def build(tools: list[BaseTool], model: BaseChatModel | None, task: PublicTask) -> Runnable[Any, Any]:
     """The agent of one episode: LangChain's ``create_agent`` with our tools."""
     return create_agent(model or counts_error_lines(), tools, system_prompt=SYSTEM)
 

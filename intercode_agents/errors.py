@@ -73,6 +73,12 @@ class CommandTimeout(IntercodeError):
     """A helper request did not answer before its deadline."""
 
 
+class ScorerFault(IntercodeError):
+    """The harness's own scoring machinery failed on values it trusts (the check process could not
+    start, or could not check the gold's results): the episode cannot be scored, through no fault
+    of the agent's."""
+
+
 class InvalidAction(IntercodeError, ValueError):
     """An action cannot be run as given (a NUL byte, an empty command, a bad submit form)."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -261,3 +262,56 @@ def test_a_syntax_error_names_the_file_and_line(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert f"{bad}:2: syntax error" in " ".join(result.stderr.split()) and "Traceback" not in result.stderr
+
+
+def _reachable(roots: list[object], depth: int = 8) -> list[object]:
+    """Every object reachable from ``roots`` through public attributes (no leading underscore),
+    pydantic fields, and the items of lists, tuples and dicts."""
+    seen: dict[int, object] = {}
+    frontier = list(roots)
+    for _ in range(depth):
+        following: list[object] = []
+        for obj in frontier:
+            if id(obj) in seen or isinstance(obj, str | bytes | int | float | type(None) | type):
+                continue
+            seen[id(obj)] = obj
+            if isinstance(obj, list | tuple | set | frozenset):
+                following += list(obj)
+            elif isinstance(obj, dict):
+                following += [*obj.keys(), *obj.values()]
+            else:
+                names = [n for n in dir(type(obj)) if not n.startswith("_")]
+                names += [n for n in getattr(obj, "__dict__", {}) if not n.startswith("_")]
+                for name in set(names):
+                    try:
+                        with warnings.catch_warnings():  # (pydantic's deprecated instance attributes)
+                            warnings.simplefilter("ignore")
+                            value = getattr(obj, name)
+                    except Exception:
+                        continue
+                    if not callable(value) or hasattr(value, "__dict__"):
+                        following.append(value)
+        frontier = following
+    return list(seen.values())
+
+
+async def test_an_agent_is_given_a_public_view_of_its_task_and_tools_that_reach_no_answer(
+    tmp_path: Path,
+) -> None:
+    from intercode_agents.datasets import PublicTask, Task
+    from intercode_agents.envs import Env
+    from intercode_agents.strategies import EpisodeRun
+    from intercode_agents.strategies.agent_episode import AgentGate
+
+    traj = await play(tmp_path, "tests.agent_fixtures:answer_peeker", task="python/mini/0")
+    peeked = agent_fixtures.PEEKED
+    assert peeked["gold"] is None
+    assert traj.outcome == "failed" and traj.reward == 0.0  # it had to write its own function
+    task = peeked["task"]
+    assert isinstance(task, PublicTask)
+    assert (task.id, task.env, task.split) == ("python/mini/0", "python", "mini")
+    assert task.fields == {"entry_point": "second_largest"}
+    assert not hasattr(task, "gold") and not hasattr(task, "meta")
+    found = _reachable([peeked["tools"], peeked["model"], task])
+    leaks = [type(o).__name__ for o in found if isinstance(o, Env | Task | AgentGate | EpisodeRun)]
+    assert leaks == []

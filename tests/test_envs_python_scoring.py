@@ -263,11 +263,13 @@ async def test_outcome_texts_are_those_of_a_real_assert() -> None:
     ]
     agent_code = "def f(x):\n    if x < 0:\n        while True: pass\n    return 1 / x + 1 if x != 3 else 0\n"
     scorer = _scorer(tests)
-    async with Sandbox(image_ref("python")) as sb:
-        agent = await scorer.run(sb, Program((Cell(agent_code),)), "agent")
-    async with Sandbox(image_ref("python")) as sb:
-        gold = await scorer.run(sb, Program((Cell("def f(x):\n    return x + 1"),), whole=True))
-    mine, theirs = scorer.outcomes(agent, gold)
+    async with scorer.checker() as checker:
+        async with Sandbox(image_ref("python")) as sb:
+            agent = await scorer.run(sb, Program((Cell(agent_code),)), checker, "agent")
+        async with Sandbox(image_ref("python")) as sb:
+            gold_program = Program((Cell("def f(x):\n    return x + 1"),), whole=True)
+            gold = await scorer.run(sb, gold_program, checker)
+        mine, theirs = await scorer.outcomes(agent, gold, checker)
     assert mine == [
         TestOutcome(True),
         TestOutcome(False, "AssertionError"),
@@ -281,10 +283,12 @@ async def test_outcome_texts_are_those_of_a_real_assert() -> None:
 
 async def test_a_submitted_name_that_does_not_exist_fails_the_setup() -> None:
     scorer = _scorer(["assert f(1) == 2"])
-    async with Sandbox(image_ref("python")) as sb:
-        runs = await scorer.run(sb, Program((Cell("def g(x):\n    return x + 1"),), "\nf = nope\n"), "agent")
-    assert runs[0].setup_error == "NameError: name 'nope' is not defined"
-    mine, _ = scorer.outcomes(runs, runs)
+    program = Program((Cell("def g(x):\n    return x + 1"),), "\nf = nope\n")
+    async with scorer.checker() as checker:
+        async with Sandbox(image_ref("python")) as sb:
+            runs = await scorer.run(sb, program, checker, "agent")
+        assert runs[0].setup_error == "NameError: name 'nope' is not defined"
+        mine, _ = await scorer.outcomes(runs, runs, checker)
     assert mine == [TestOutcome(False, "setup failed: NameError: name 'nope' is not defined")]
 
 

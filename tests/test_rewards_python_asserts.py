@@ -7,8 +7,15 @@ import math
 import pytest
 
 from intercode_agents.envs.python.asserts import ProbeResult, UnsplittableTest, evaluate, split_test
+from intercode_agents.envs.python.checks import TestRun, agent_outcome, gold_outcome, probe_results
 from intercode_agents.envs.python.reward import TestOutcome
-from intercode_agents.envs.python.values import MalformedValue, Unscorable, decode
+from intercode_agents.envs.python.values import (
+    MAX_ITEMS,
+    MalformedValue,
+    Unscorable,
+    ValueTooLarge,
+    decode,
+)
 
 
 def probes(test: str, entry: str = "f") -> list[tuple[str, str]]:
@@ -147,6 +154,8 @@ def test_values_decode_to_exact_built_in_types(data: list, expected: object) -> 
         ["fraction", "1" * 20_000, "3"],
         ["decimal", "1.2.3"],
         ["decimal", "1e999999999"],
+        ["float", "0x1p99999"],
+        ["complex", "0x0p0", "-0x1p99999"],
         ["AlwaysEqual"],
         ["opaque", 3],
         ["none", "extra"],
@@ -163,3 +172,52 @@ def test_nesting_beyond_what_the_runner_sends_is_refused() -> None:
         data = ["list", [data]]
     with pytest.raises(MalformedValue, match="too deeply"):
         decode(data)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        ["list", [["none"]] * MAX_ITEMS],  # one value more than the runner ever sends, with the list
+        ["range", "0", "3d0900", "1"],  # 4,000,000 items once a check makes a tuple of it
+        ["range", "0", "f" * 40, "1"],  # longer than sys.maxsize
+        ["str", "x" * (5 << 20)],
+        ["list", [["int", "f" * (1 << 20)]] * 5],
+        ["bytes", "AAAA" * (2 << 20)],
+    ],
+    ids=["items", "range", "huge-range", "str", "digits", "bytes"],
+)
+def test_values_past_a_bound_are_refused_as_too_large(data: list) -> None:
+    with pytest.raises(ValueTooLarge, match="too large"):
+        decode(data)
+
+
+def test_the_largest_value_the_runner_sends_decodes() -> None:
+    assert len(decode(["list", [["none"]] * (MAX_ITEMS - 1)])) == MAX_ITEMS - 1
+    assert decode(["range", "0", format(MAX_ITEMS - 1, "x"), "1"]) == range(MAX_ITEMS - 1)
+
+
+def _run(results: str, count: int = 1) -> TestRun:
+    return TestRun(count, reply='{"ok": true, "loaded": true, "results": ' + results + ', "id": 3}')
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        ("not json", "not JSON"),
+        ("[" * 100_000 + "]" * 100_000, "not JSON"),
+        ("[1]", "not an object"),
+    ],
+)
+def test_an_unreadable_answer_fails_every_probe_as_refused(reply: str, why: str) -> None:
+    results = probe_results(TestRun(2, reply=reply))
+    assert len(results) == 2 and all(r.refused and why in str(r.error) for r in results)
+
+
+def test_a_refused_value_fails_the_agents_test_with_the_reason_and_not_the_golds() -> None:
+    split = split_test("assert f(1) == 2", "f")
+    gold = _run('[{"value": ["int", "2"]}]')
+    assert gold_outcome(split, gold, {}) == TestOutcome(True)
+    bad = _run('[{"value": ["float", "0x1p99999"]}]')
+    outcome = agent_outcome(split, bad, gold, {})
+    assert not outcome.passed and outcome.refused and "0x1p99999" in outcome.refused
+    assert agent_outcome(split, _run('[{"value": ["int", "2"]}]'), gold, {}) == TestOutcome(True)

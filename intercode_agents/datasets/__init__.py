@@ -16,10 +16,11 @@ from intercode_agents.datasets.select import (
     select_tasks,
     split_names,
 )
-from intercode_agents.datasets.task import Task
+from intercode_agents.datasets.task import PublicTask, Task
 
 __all__ = [
     "INTERCODE_COMMIT",
+    "PublicTask",
     "Task",
     "default_splits",
     "get_task",

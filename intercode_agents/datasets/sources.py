@@ -269,6 +269,7 @@ def build_tasks(source: TaskSource, root: Path | None) -> list[Task]:
                 group=details.group,
                 meta=details.meta,
                 unavailable=details.unavailable,
+                public_fields=details.public,
             )
         )
     return tasks

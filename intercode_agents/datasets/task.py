@@ -1,4 +1,12 @@
-"""The task record every environment, strategy and report works from."""
+"""The task record every environment, strategy and report works from, and its public view.
+
+A :class:`Task` holds everything the harness needs, the answers included: the gold, and in ``meta``
+the tests, their set-up code and the scripts that prepare a sandbox. Whatever plays or lists tasks
+for someone else (a user's agent, an MCP client, an adapter to another framework) hands out
+:meth:`Task.public` instead: a :class:`PublicTask` with the question and the few fields a user of
+the task needs to answer it (the function Python's tests call, say), which the env class names when
+it reads the task (``TaskDetails.public``).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,20 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class PublicTask(BaseModel):
+    """What anyone playing a task may see of it: its id, env, split, question and public fields.
+    Never its gold, tests, test set-up or set-up scripts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    env: str
+    split: str
+    query: str
+    fields: dict[str, str] = Field(default_factory=dict)  # e.g. {"entry_point": "second_largest"}
 
 
 class Task(BaseModel):
@@ -28,13 +49,24 @@ class Task(BaseModel):
     ]  # the paper's metric groups: {"fs": "fs1"}, {"hardness": ..., "db": ...}, {"tag": ...}
     meta: dict[str, Any]  # db, db_tables, tests, test_setup_code, entry_point, tags, source, asset_dir, ...
     unavailable: str | None = None  # why the task cannot run here, or None
+    # What a user of the task needs besides the question (Python's {"entry_point": ...}, SQL's
+    # {"db": ...}), as the env class says; see :meth:`public`.
+    public_fields: dict[str, str] = Field(default_factory=dict)
+
+    def public(self) -> PublicTask:
+        """The view of this task an agent, a client or a listing gets (no gold, tests or set-up)."""
+        return PublicTask(
+            id=self.id, env=self.env, split=self.split, query=self.query, fields=dict(self.public_fields)
+        )
 
 
 @dataclass(frozen=True)
 class TaskDetails:
     """What an env class adds to a task read from a record: its metric groups, its meta, and why it
-    cannot run here (None when it can)."""
+    cannot run here (None when it can), and the fields of its public view that a user of the task
+    needs besides the question (``Task.public``; never a gold, a test or a set-up script)."""
 
     group: dict[str, str] = dataclasses.field(default_factory=dict)
     meta: dict[str, Any] = dataclasses.field(default_factory=dict)
     unavailable: str | None = None
+    public: dict[str, str] = dataclasses.field(default_factory=dict)

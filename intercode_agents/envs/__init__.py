@@ -7,12 +7,24 @@ its env class, reward maths, gold handling, task loading and guard rules; a user
 shape outside the package (``examples/custom_env/``).
 """
 
-from intercode_agents.envs.base import ActionResult, Env, parse_submit
-from intercode_agents.envs.registry import make_env
+from __future__ import annotations
 
-__all__ = [
-    "ActionResult",
-    "Env",
-    "make_env",
-    "parse_submit",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from intercode_agents.envs.base import ActionResult, Env, parse_submit
+    from intercode_agents.envs.registry import make_env
+
+# Imported on first use, so that a family's light modules (the Python scorer's check process imports
+# ``envs.python.checks``) load without the env machinery.
+_LAZY = {"ActionResult": "base", "Env": "base", "parse_submit": "base", "make_env": "registry"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"intercode_agents.envs.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["ActionResult", "Env", "make_env", "parse_submit"]

@@ -3,6 +3,11 @@
 The in-container helpers (the Python REPL, the SQL client) keep their state between requests. A
 helper enforces its own per-request timeouts; the transport adds a grace period and, past it, kills
 and restarts the helper (its state is lost, and the response says ``"restarted": true``).
+
+A session with ``raw=True`` never parses what the helper answers: the answer to request ``n`` is the
+line that ends as the protocol ends it (``, "id": n}``), handed back as ``{"ok": true, "raw": line}``
+for the caller to read where it likes. The Python scorer's runner answers with values the code under
+test shapes, which the scorer reads in a process of its own rather than on the event loop.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ if TYPE_CHECKING:
 
 
 GOODBYE = b'{"op": "exit"}\n'  # the request that ends a helper (see docker/helpers/jsonl_protocol.py)
+READY_LINE_LIMIT = 1 << 16  # a helper's ready line is short; a longer line before it is someone else's
 
 
 def _parse(text: str) -> dict[str, Any] | None:
@@ -43,6 +49,7 @@ class JsonSession:
         ready_timeout: float = 60.0,
         grace: float = 5.0,
         max_line: int = 1 << 24,
+        raw: bool = False,
     ) -> None:
         self._sandbox = sandbox
         self._argv = list(argv)
@@ -50,6 +57,8 @@ class JsonSession:
         self.ready_timeout = ready_timeout
         self.grace = grace
         self.max_line = max_line
+        self.raw = raw
+        self.starts = 0  # helper processes started: a change means the helper's state was lost
         self.ready_info: dict[str, Any] = {}
         self._proc: ProcessStream | None = None
         self._lock = asyncio.Lock()
@@ -67,11 +76,12 @@ class JsonSession:
             self._argv, user=self._user, workdir=self._workdir, env=self._env, goodbye=GOODBYE
         )
         self._proc = proc
+        self.starts += 1
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.ready_timeout
         while True:  # (a left-over writer's lines may come first)
             line = await proc.read_line(max(deadline - loop.time(), 0.001), self.max_line)
-            info = _parse(line)
+            info = _parse(line) if len(line) <= READY_LINE_LIMIT else None
             if info is not None and "ready" in info:
                 break
             if loop.time() >= deadline:
@@ -100,12 +110,15 @@ class JsonSession:
             deadline = loop.time() + timeout + self.grace
             try:
                 await self._proc.write(line.encode("ascii") + b"\n")
+                ending = f', "id": {self._next_id}}}'
                 while True:
                     text = await self._proc.read_line(max(deadline - loop.time(), 0.001), self.max_line)
-                    response = _parse(text)
                     # Lines that are not this request's answer (what code run by the helper wrote to
                     # its output, say) are skipped; the deadline bounds the wait whatever comes.
-                    if response is not None and response.get("id") == self._next_id:
+                    if self.raw:
+                        if text.endswith(ending):
+                            return {"ok": True, "raw": text}
+                    elif (response := _parse(text)) is not None and response.get("id") == self._next_id:
                         return response
                     if loop.time() >= deadline:
                         raise TimeoutError  # (a writer whose lines never stop coming)

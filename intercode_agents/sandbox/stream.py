@@ -184,15 +184,20 @@ class ProcessStream:
         self._pending[:0] = data
 
     async def read_line(self, timeout: float, limit: int = 1 << 24) -> str:
-        """Read one newline-terminated line of stdout (bounded by ``limit`` bytes)."""
+        """Read one newline-terminated line of stdout (bounded by ``limit`` bytes). Linear in what
+        was read, however the lines fall into chunks (a chunk of a thousand empty lines costs no more
+        than one line of a thousand bytes)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         buf = bytearray()
         while True:
-            nl = buf.find(b"\n")
+            nl = self._pending.find(b"\n")
             if nl >= 0:
-                self.unread(bytes(buf[nl + 1 :]))
-                return buf[:nl].decode("utf-8", errors="replace")
+                buf += self._pending[:nl]
+                del self._pending[: nl + 1]  # (a bytearray drops its head without moving its tail)
+                return buf.decode("utf-8", errors="replace")
+            buf += self._pending
+            self._pending.clear()
             if len(buf) > limit:
                 raise SessionDied(f"a line of output exceeded {limit} bytes")
             if buf and loop.time() >= deadline:
@@ -201,7 +206,7 @@ class ProcessStream:
             if chunk is None:
                 tail = self.stderr_tail.decode("utf-8", errors="replace").strip()
                 raise SessionDied("the process exited" + (f": {tail[-500:]}" if tail else ""))
-            buf += chunk
+            self._pending += chunk
 
     async def exit_code(self) -> int | None:
         return None if self._channel is None else await self._channel.exit_code()

@@ -7,7 +7,9 @@ any Runnable that takes messages: a ``create_agent`` graph, a LangGraph graph or
   counts, refuses and records every call (:mod:`.agent_episode`);
 - ``model`` is the chat model given by ``--model``, resolved as for every strategy (an episode's
   copy, with its seed where it takes one), or None when no model is given (the factory brings its own);
-- ``task`` is the :class:`~intercode_agents.datasets.Task`.
+- ``task`` is the task's public view, a :class:`~intercode_agents.datasets.PublicTask` (``id``, ``env``,
+  ``split``, ``query`` and ``fields``, such as Python's ``entry_point``): never its gold or tests. The
+  tools expose nothing of the episode either (see :class:`.agent_episode.EpisodeTool`).
 
 The agent gets the task's question as its one user message (``{"messages": [...]}`` where its input
 schema has ``messages``, else the list itself), with callbacks that record its model calls and a
@@ -193,7 +195,8 @@ class AgentStrategy(Strategy):
     ) -> Runnable[Any, Any]:
         where = f"agent factory {self.ref!r} ({self.source})"
         try:
-            made = self.factory(tools, model, run.env.task)
+            task = run.env.task
+            made = self.factory(tools, model, None if task is None else task.public())
             if inspect.isawaitable(made):
                 made = await made
         except Exception as exc:

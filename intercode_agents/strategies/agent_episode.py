@@ -25,6 +25,7 @@ import asyncio
 import contextvars
 import json
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -261,31 +262,37 @@ class AgentGate:
 
 
 class EpisodeTool(BaseTool):
-    """One of our tools as a user's agent gets it: same schema, every call through the episode's gate."""
+    """One of our tools as a user's agent gets it: same schema, every call through the episode's gate.
+
+    It offers the agent no way to the episode: the gate and the tool it wraps (whose env holds the
+    task, its gold and its scorer) live only in closures, behind private attributes. An agent runs in
+    the harness's process and can always dig (Python hides nothing from code in the same process);
+    what matters is that the interface hands it nothing, so an honest agent never holds the answer.
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    inner: BaseTool
-    gate: AgentGate
     response_format: str = "content_and_artifact"  # type: ignore[assignment]
     handle_tool_error: bool = True
 
-    _started: float = PrivateAttr(default=0.0)
+    _play: Callable[[dict[str, Any], str | None], Awaitable[tuple[str, dict[str, Any]]]] = PrivateAttr()
+    _refuse_arguments: Callable[[str, str | None], str] = PrivateAttr()
 
     @classmethod
     def wrap(cls, inner: BaseTool, gate: AgentGate) -> EpisodeTool:
-        tool = cls(
-            name=inner.name,
-            description=inner.description,
-            args_schema=inner.args_schema,
-            inner=inner,
-            gate=gate,
-        )
+        async def play(args: dict[str, Any], call_id: str | None) -> tuple[str, dict[str, Any]]:
+            return await gate.call(inner, args, call_id)
+
+        def refuse_arguments(text: str, call_id: str | None) -> str:
+            return gate.invalid_arguments(inner.name, text, call_id)
+
+        tool = cls(name=inner.name, description=inner.description, args_schema=inner.args_schema)
+        tool._play, tool._refuse_arguments = play, refuse_arguments
         tool.handle_validation_error = tool._invalid_arguments
         return tool
 
     def _invalid_arguments(self, exc: ValidationError) -> str:
-        return self.gate.invalid_arguments(self.name, bad_arguments(exc), _CALL_ID.get())
+        return self._refuse_arguments(bad_arguments(exc), _CALL_ID.get())
 
     async def arun(self, tool_input: Any, *args: Any, tool_call_id: str | None = None, **kwargs: Any) -> Any:
         token = _CALL_ID.set(tool_call_id)
@@ -298,7 +305,7 @@ class EpisodeTool(BaseTool):
         raise async_only(self.name)
 
     async def _arun(self, **kwargs: Any) -> tuple[str, dict[str, Any]]:
-        return await self.gate.call(self.inner, kwargs, _CALL_ID.get())
+        return await self._play(kwargs, _CALL_ID.get())
 
 
 class ModelRecorder(AsyncCallbackHandler):
@@ -308,7 +315,7 @@ class ModelRecorder(AsyncCallbackHandler):
     run_inline = True
 
     def __init__(self, gate: AgentGate) -> None:
-        self.gate = gate
+        self.__gate = gate  # private: the agent's model carries this handler, and the gate holds the env
         self._seen: set[UUID] = set()  # runs already counted (the handler is attached twice)
         self.started = time.perf_counter()
 
@@ -318,7 +325,7 @@ class ModelRecorder(AsyncCallbackHandler):
         if run_id in self._seen:
             return
         self._seen.add(run_id)
-        self.gate.before_model_call()
+        self.__gate.before_model_call()
 
     async def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         if run_id not in self._seen:
@@ -327,9 +334,9 @@ class ModelRecorder(AsyncCallbackHandler):
         generations = response.generations[0] if response.generations else []
         message = getattr(generations[0], "message", None) if generations else None
         if isinstance(message, AIMessage):
-            self.gate.model_replied(message)
+            self.__gate.model_replied(message)
 
     async def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         if run_id in self._seen:
             self._seen.discard(run_id)
-            self.gate.model_errors.append(error)
+            self.__gate.model_errors.append(error)

@@ -61,11 +61,13 @@ class Probe:
 
 @dataclass(frozen=True)
 class ProbeResult:
-    """What evaluating one probe gave: a decoded value, or an error (a timeout is one)."""
+    """What evaluating one probe gave: a decoded value, or an error (a timeout is one). ``refused``:
+    the error is the scorer's refusal of the value the runner sent (malformed, or past a bound)."""
 
     value: Any = None
     error: str | None = None
     timed_out: bool = False
+    refused: bool = False
 
 
 @dataclass(frozen=True)
@@ -213,6 +215,11 @@ def evaluate(
         message = eval(compile(test.message, "<check>", "eval"), namespace)
         return TestOutcome(passed=False, error=_host_error(AssertionError(message)))
     except _ProbeFailed as failed:
-        return TestOutcome(passed=False, error=failed.result.error, timed_out=failed.result.timed_out)
+        result = failed.result
+        refused = result.error if result.refused else None
+        return TestOutcome(passed=False, error=result.error, timed_out=result.timed_out, refused=refused)
+    except MemoryError as exc:  # the values were within bounds, but what the check made of them was not
+        error = _host_error(exc)
+        return TestOutcome(passed=False, error=error, refused=f"the check ran out of memory ({error})")
     except Exception as exc:
         return TestOutcome(passed=False, error=_host_error(exc))

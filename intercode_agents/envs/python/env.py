@@ -23,6 +23,7 @@ from intercode_agents.envs.base import ActionResult
 from intercode_agents.envs.pooled_env import PooledEnv
 from intercode_agents.envs.python.asserts import UnsplittableTest
 from intercode_agents.envs.python.check_tests import split_check_function
+from intercode_agents.envs.python.checker import CheckProcess
 from intercode_agents.envs.python.reward import python_reward
 from intercode_agents.envs.python.scorer import AssertScorer, Cell, Program, TestRun
 from intercode_agents.envs.python.tasks import entry_point
@@ -44,6 +45,14 @@ def alias_line(submitted: str, expected: str | None) -> str:
     if expected and name.isidentifier() and name != expected:
         return f"\n{expected} = {name}\n"
     return ""
+
+
+def _text(value: Any) -> str | None:
+    """A text field of the REPL's answer. Code run in the REPL can write answers of its own to the
+    protocol stream, of any shape: they are the agent's observation, never the harness's fault."""
+    if value is None or isinstance(value, str):
+        return value
+    return repr(value)
 
 
 def _stop_line(reply: dict[str, Any]) -> int | None:
@@ -95,7 +104,7 @@ class PythonEnv(PooledEnv):
         }
         if host_code:
             meta["host_code"] = host_code  # the task's own helpers, evaluated by the scorer (never the agent)
-        return TaskDetails(meta=meta)
+        return TaskDetails(meta=meta, public={"entry_point": str(entry)})
 
     def default_submission(self) -> str:
         """The function the task's tests call."""
@@ -113,14 +122,25 @@ class PythonEnv(PooledEnv):
         """Define the gold solution, then submit the function the tests call."""
         return [task.gold, f"submit {task.meta.get('entry_point') or ''}".rstrip()]
 
-    def __init__(self, *, test_timeout: float = 10.0, load_timeout: float = 60.0, **kw: Any) -> None:
+    def __init__(
+        self,
+        *,
+        test_timeout: float = 10.0,
+        load_timeout: float = 60.0,
+        check_timeout: float = 10.0,
+        **kw: Any,
+    ) -> None:
+        """``check_timeout``: seconds the scorer gives itself to read one test's results and compare
+        them with the expected values (an honest result takes milliseconds)."""
         super().__init__(**kw)
-        if test_timeout <= 0 or load_timeout <= 0:
+        if min(test_timeout, load_timeout, check_timeout) <= 0:
             raise ConfigError(
-                f"test_timeout and load_timeout must be positive, got {test_timeout}, {load_timeout}"
+                "test_timeout, load_timeout and check_timeout must be positive, got "
+                f"{test_timeout}, {load_timeout}, {check_timeout}"
             )
         self.test_timeout = test_timeout
         self.load_timeout = load_timeout
+        self.check_timeout = check_timeout
         self.repl: JsonSession | None = None
         self.cells: list[Cell] = []  # what the current REPL process ran, in order
 
@@ -153,8 +173,8 @@ class PythonEnv(PooledEnv):
             self.cells = []  # a new helper process: the globals the cells made are gone
         else:
             self.cells.append(Cell(action, _stop_line(reply) if reply.get("error") else None))
-        output = str(reply.get("output") or "")
-        error = reply.get("error")
+        output = _text(reply.get("output")) or ""
+        error = _text(reply.get("error"))
         if error and error not in output:
             output = f"{output}{'' if not output or output.endswith(chr(10)) else chr(10)}{error}"
         if reply.get("timed_out"):
@@ -178,27 +198,28 @@ class PythonEnv(PooledEnv):
             host_code=str(task.meta.get("host_code") or ""),
             test_timeout=self.test_timeout,
             load_timeout=self.load_timeout,
+            check_timeout=self.check_timeout,
         )
 
     async def _run(
-        self, task: Task, scorer: AssertScorer, program: Program, *, trusted: bool
+        self, task: Task, scorer: AssertScorer, checker: CheckProcess, program: Program, *, trusted: bool
     ) -> list[TestRun]:
         """Run ``program``'s probes in a pristine sandbox of its own: for the agent's code, one
         nobody used (removed afterwards); for the gold's, one no agent touched (recycled for the
         harness only when it matches its fresh fingerprint)."""
         sb, pool = await self.borrow(task.image, trusted=trusted)
         try:
-            return await scorer.run(sb, program, None if trusted else "agent")
+            return await scorer.run(sb, program, checker, None if trusted else "agent")
         finally:
             await pool.release(sb, dirty=not trusted)
 
-    async def _gold(self, task: Task, scorer: AssertScorer) -> list[TestRun]:
+    async def _gold(self, task: Task, scorer: AssertScorer, checker: CheckProcess) -> list[TestRun]:
         """Every probe's result for the gold solution (cached per process)."""
         key = (getattr(self.sandbox, "image_id", None) or task.image, task.id)
         if key not in _GOLD_CACHE:
             setup = str(task.meta.get("test_setup_code") or "")
             program = Program((Cell(task.gold),), setup, whole=True)
-            _GOLD_CACHE[key] = await self._run(task, scorer, program, trusted=True)
+            _GOLD_CACHE[key] = await self._run(task, scorer, checker, program, trusted=True)
         return _GOLD_CACHE[key]
 
     async def _score(self, submission: str) -> RewardResult:
@@ -221,16 +242,17 @@ class PythonEnv(PooledEnv):
             program = Program(
                 tuple(self.cells), test_setup + alias_line(submission, task.meta.get("entry_point"))
             )
-        gold = asyncio.ensure_future(self._gold(task, scorer))  # both sandboxes work at once
-        try:
-            agent_runs = await self._run(task, scorer, program, trusted=False)
-            gold_runs = await gold
-        finally:
-            if not gold.done():
-                gold.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await gold
-        agent_outcomes, gold_outcomes = scorer.outcomes(agent_runs, gold_runs)
+        async with scorer.checker() as checker:
+            gold = asyncio.ensure_future(self._gold(task, scorer, checker))  # both sandboxes work at once
+            try:
+                agent_runs = await self._run(task, scorer, checker, program, trusted=False)
+                gold_runs = await gold
+            finally:
+                if not gold.done():
+                    gold.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await gold
+            agent_outcomes, gold_outcomes = await scorer.outcomes(agent_runs, gold_runs, checker)
         return python_reward(tests, agent_outcomes, gold_outcomes, self.reward_mode)
 
     async def close(self) -> None:

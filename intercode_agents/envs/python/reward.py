@@ -11,6 +11,9 @@ runs the tests out of the agent's reach.
   error text included. A test the gold fails counts as solved when the agent fails it the same way.
 - ``strict``: tests the gold itself fails are dropped; the reward is the share of the remaining tests
   the agent passes (a timeout is a failure). When the gold fails every test the task is corrupt.
+
+In both modes a result the scorer refused (malformed, past a bound, too slow to compare) fails its
+test, and ``refused_result`` in the parts names the first such test and why (never an expected value).
 """
 
 from __future__ import annotations
@@ -31,10 +34,18 @@ class TestOutcome:
     passed: bool
     error: str | None = None  # e.g. "AssertionError", "NameError: name 'f' is not defined"
     timed_out: bool = False
+    # Why the scorer refused the result it was sent (malformed, too large, too slow to compare): the
+    # test fails, and the reason goes into the reward's parts as ``refused_result``.
+    refused: str | None = None
 
 
 def _same(agent: TestOutcome, gold: TestOutcome) -> bool:
     return (agent.passed, agent.error, agent.timed_out) == (gold.passed, gold.error, gold.timed_out)
+
+
+def _first_refusal(agent: Sequence[TestOutcome]) -> str:
+    index, outcome = next((i, o) for i, o in enumerate(agent) if o.refused)
+    return f"test {index}: {outcome.refused}"
 
 
 def python_reward(
@@ -48,6 +59,7 @@ def python_reward(
             f"{len(agent)} agent outcomes, {len(gold)} gold outcomes"
         )
     timeouts = sum(o.timed_out for o in agent)
+    refusals = {"refused_result": _first_refusal(agent)} if any(o.refused for o in agent) else {}
     if mode == "intercode":
         same = sum(_same(a, g) for a, g in zip(agent, gold, strict=True))
         parts: dict[str, float | int | str | bool | None] = {
@@ -55,7 +67,7 @@ def python_reward(
             "same_as_gold": same,
             "passed": sum(o.passed for o in agent),
             "timeouts": timeouts,
-        }
+        } | refusals
         if not tests:
             return RewardResult(0.0, parts, note="the task has no tests")
         return RewardResult(same / len(tests), parts)
@@ -71,7 +83,7 @@ def python_reward(
         # Its position, never its text: the tests (expected values included) stay the scorer's own,
         # and parts reach places an agent may read (a submit tool's artifact, an MCP client).
         "first_failing_test": failing[0] if failing else None,
-    }
+    } | refusals
     if not kept:
         return RewardResult(0.0, parts, corrupt=True, note="the gold fails every test; the task is unscored")
     return RewardResult(passed / len(kept), parts)

@@ -5,9 +5,13 @@ ran, starts the scoring runner (``docker/python/pyscore.py``), which rebuilds a 
 from source: the agent's cells reduced to their definitions, or the gold solution as it is, then the
 task's ``test_setup_code``. Each test is cut into probes and a check
 (:mod:`~intercode_agents.envs.python.asserts`); the runner evaluates only the probes (the agent's
-function on the test's arguments) and sends back plain, type-tagged values, which are decoded
-strictly (:mod:`~intercode_agents.envs.python.values`). The check (the comparison with the
-expected value, which never enters the sandbox) is evaluated here.
+function on the test's arguments) and sends back plain, type-tagged values. The check (the
+comparison with the expected value, which never enters the sandbox) is evaluated out of the
+sandbox, but not on the harness's event loop either: the runner's answers are handed unread to the
+scoring's check process (:mod:`~intercode_agents.envs.python.checker`), which decodes them strictly
+and within bounds (:mod:`~intercode_agents.envs.python.values`), evaluates the check under a
+deadline and a memory cap, and answers with the outcome. A value the scorer refuses (malformed, too
+large, too slow to compare) fails its test, and the reward's parts say why (``refused_result``).
 
 Every test runs under ``test_timeout``: the runner interrupts a call at its deadline, and if the
 runner does not answer within the deadline plus a grace period (the code under test ignored the
@@ -49,16 +53,17 @@ from intercode_agents.envs.python.asserts import (
     ProbeResult,
     Side,
     SplitTest,
-    evaluate,
     host_helpers,
     split_test,
 )
+from intercode_agents.envs.python.checker import CheckProcess
+from intercode_agents.envs.python.checks import TestRun
 from intercode_agents.envs.python.reward import TestOutcome
-from intercode_agents.envs.python.values import MalformedValue, decode
 from intercode_agents.sandbox import JsonSession, Sandbox
 
+__all__ = ["AssertScorer", "Cell", "Program", "TestRun"]
+
 RUNNER = ["python3", "/opt/intercode/pyscore.py"]
-_NOT_RUN = "RuntimeError: the scoring runner sent no result for this call"
 _GRACE_S = 5.0  # beyond the session's own grace, for a runner that keeps writing lines for other requests
 
 
@@ -81,47 +86,33 @@ class Program:
     whole: bool = False
 
 
-@dataclass(frozen=True)
-class TestRun:
-    """The probe results of one test in one program (or the setup error that stopped them all)."""
-
-    __test__ = False  # not a pytest test class
-
-    results: tuple[ProbeResult, ...]
-    setup_error: str | None = None
-
-
-def _result(item: Any) -> ProbeResult:
-    if not isinstance(item, dict):
-        return ProbeResult(error="MalformedValue: a result must be an object")
-    if "value" in item:
-        try:
-            return ProbeResult(value=decode(item["value"]))
-        except (MalformedValue, RecursionError) as exc:
-            return ProbeResult(error=f"MalformedValue: {exc}")
-    error = item.get("error")
-    if not isinstance(error, str):
-        return ProbeResult(error="MalformedValue: a result needs a value or an error")
-    return ProbeResult(error=error, timed_out=item.get("timed_out") is True)
-
-
 class RunnerSession:
-    """One scoring runner in one sandbox: loads ``program``, then evaluates probes test by test."""
+    """One scoring runner in one sandbox: loads ``program``, then evaluates probes test by test.
+    ``trusted``: the program is the gold's (a failure to read its answers is the harness's)."""
 
     def __init__(
-        self, sandbox: Sandbox, program: Program, *, test_timeout: float, load_timeout: float
+        self,
+        sandbox: Sandbox,
+        program: Program,
+        checker: CheckProcess,
+        *,
+        trusted: bool,
+        test_timeout: float,
+        load_timeout: float,
     ) -> None:
         self.sandbox = sandbox
         self.program = program
+        self.checker = checker
+        self.trusted = trusted
         self.test_timeout = test_timeout
         self.load_timeout = load_timeout
         self.session: JsonSession | None = None
-        self.loaded = False
+        self.loaded_by = 0  # the runner process (its start count) that loaded the program; 0: none
         self.setup_error: str | None = None
 
     async def start(self) -> None:
         """Start the runner (before any code under test runs: a failure here is the harness's)."""
-        self.session = await self.sandbox.json_session(RUNNER, ready_timeout=60)
+        self.session = await self.sandbox.json_session(RUNNER, ready_timeout=60, raw=True)
 
     async def close(self) -> None:
         if self.session is not None:
@@ -130,9 +121,9 @@ class RunnerSession:
 
     async def _request(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
         """One request, answered within ``timeout`` plus the grace periods whatever the runner's
-        process writes. Everything it sends is the code under test's to shape (a flood of lines for
-        other requests, a line that is JSON but no object), so any failure here is the submission's:
-        the runner is ended, and the next request starts a new one."""
+        process writes: ``{"raw": line}`` (its answer, unread), or a failure. Everything the runner
+        sends is the code under test's to shape (a flood of lines for other requests), so any
+        failure here is the submission's: the runner is ended, and the next request starts a new one."""
         session = self.session
         assert session is not None
         try:
@@ -161,11 +152,14 @@ class RunnerSession:
         }
         budget = self.load_timeout + self.test_timeout
         reply = await self._request(payload, budget)
-        self.loaded = True  # loaded, or failed for good: a load that timed out is not tried again
-        if reply.get("restarted"):  # no answer in time, or the runner died while loading
-            timed_out = f"TimeoutError: timed out after {budget:g} s"
-            self.setup_error = timed_out if reply.get("timed_out") else str(reply.get("error"))
-        elif not reply.get("ok"):
+        assert self.session is not None
+        # Loaded, or failed for good: a load that timed out is not tried again.
+        self.loaded_by = self.session.starts
+        if "raw" in reply:
+            reply = await self.checker.read_load(reply["raw"], trusted=self.trusted)
+        elif reply.get("timed_out"):  # no answer in time, or the runner died while loading
+            reply = {"ok": False, "error": f"TimeoutError: timed out after {budget:g} s"}
+        if not reply.get("ok"):
             self.setup_error = str(reply.get("error") or "the scoring runner could not load the program")
         else:
             error = reply.get("setup_error")
@@ -173,43 +167,34 @@ class RunnerSession:
 
     async def run_test(self, exprs: Sequence[str]) -> TestRun:
         """Evaluate one test's probes (in order, under one deadline)."""
+        count = len(exprs)
         for attempt in range(2):
-            if not self.loaded:
+            if not self.loaded_by:
                 await self._load()
             if self.setup_error is not None:
-                return TestRun((), self.setup_error)
+                return TestRun(count, setup_error=self.setup_error)
             if not exprs:
-                return TestRun(())
+                return TestRun(0)
             payload = {"op": "probe", "exprs": list(exprs), "timeout": self.test_timeout}
             reply = await self._request(payload, self.test_timeout)
             if reply.get("restarted"):
-                self.loaded = False
+                self.loaded_by = 0
                 if reply.get("timed_out"):
                     timeout = f"TimeoutError: timed out after {self.test_timeout:g} s"
-                    return TestRun((ProbeResult(error=timeout, timed_out=True),) * len(exprs))
-                return TestRun((ProbeResult(error=str(reply.get("error"))),) * len(exprs))
-            if reply.get("loaded") is False and attempt == 0:
-                self.loaded = False  # the runner was replaced since the load: load again
+                    return TestRun(count, failure=ProbeResult(error=timeout, timed_out=True))
+                return TestRun(count, failure=ProbeResult(error=str(reply.get("error"))))
+            assert self.session is not None
+            if self.session.starts != self.loaded_by and attempt == 0:
+                self.loaded_by = 0  # the runner was replaced since the load: load again
                 continue
-            return TestRun(self._results(reply, len(exprs)))
+            return TestRun(count, reply=str(reply["raw"]))
         raise AssertionError("unreachable")
-
-    @staticmethod
-    def _results(reply: dict[str, Any], count: int) -> tuple[ProbeResult, ...]:
-        items = reply.get("results") if reply.get("ok") else None
-        if not isinstance(items, list):
-            error = str(reply.get("error") or "the scoring runner sent no results")
-            return (ProbeResult(error=error),) * count
-        results = [_result(item) for item in items[:count]]
-        while len(results) < count:  # after a timeout the rest never ran: they timed out too
-            last = results[-1] if results else None
-            results.append(last if last is not None and last.timed_out else ProbeResult(error=_NOT_RUN))
-        return tuple(results)
 
 
 class AssertScorer:
-    """Scores one task's assert statements: runs a program's probes in a sandbox and evaluates the
-    checks here. Construction raises :class:`UnsplittableTest` for a test it cannot score safely."""
+    """Scores one task's assert statements: runs a program's probes in a sandbox, and has the
+    scoring's check process evaluate the checks. Construction raises :class:`UnsplittableTest` for
+    a test it cannot score safely."""
 
     def __init__(
         self,
@@ -219,18 +204,35 @@ class AssertScorer:
         host_code: str = "",
         test_timeout: float = 10.0,
         load_timeout: float = 60.0,
+        check_timeout: float = 10.0,
     ) -> None:
         self.tests = list(tests)
-        self.helpers = host_helpers(host_code)
-        names = HOST_BUILTINS | frozenset(self.helpers)
+        self.entry_point = entry_point
+        self.host_code = host_code
+        # The task's own helpers are defined here only for their names (the check process defines
+        # them again, to apply them to the agent's values).
+        names = HOST_BUILTINS | frozenset(host_helpers(host_code))
         self.splits: list[SplitTest] = [split_test(test, entry_point, names) for test in self.tests]
         self.test_timeout = test_timeout
         self.load_timeout = load_timeout
+        self.check_timeout = check_timeout
 
-    async def run(self, sandbox: Sandbox, program: Program, side: Side | None = None) -> list[TestRun]:
-        """Each test's probe results for ``program`` (only the probes of ``side``, or all of them)."""
+    def checker(self) -> CheckProcess:
+        """The check process of one scoring (``async with scorer.checker() as checker:``)."""
+        return CheckProcess(timeout=self.check_timeout)
+
+    async def run(
+        self, sandbox: Sandbox, program: Program, checker: CheckProcess, side: Side | None = None
+    ) -> list[TestRun]:
+        """Each test's probe results for ``program`` (only the probes of ``side``, or all of them:
+        the gold's, whose answers the harness trusts)."""
         session = RunnerSession(
-            sandbox, program, test_timeout=self.test_timeout, load_timeout=self.load_timeout
+            sandbox,
+            program,
+            checker,
+            trusted=side is None,
+            test_timeout=self.test_timeout,
+            load_timeout=self.load_timeout,
         )
         await session.start()
         try:
@@ -238,37 +240,14 @@ class AssertScorer:
         finally:
             await session.close()
 
-    def outcomes(
-        self, agent: Sequence[TestRun], gold: Sequence[TestRun]
+    async def outcomes(
+        self, agent: Sequence[TestRun], gold: Sequence[TestRun], checker: CheckProcess
     ) -> tuple[list[TestOutcome], list[TestOutcome]]:
         """Each test's outcome for the agent (its probes, the expected side from the gold run) and
         for the gold (all its own probes)."""
         agent_outcomes, gold_outcomes = [], []
-        for split, mine, theirs in zip(self.splits, agent, gold, strict=True):
-            gold_outcomes.append(_outcome(split, theirs, list(theirs.results), self.helpers))
-            if mine.setup_error is not None:
-                agent_outcomes.append(_outcome(split, mine, [], self.helpers))
-                continue
-            own = iter(mine.results)
-            merged = [
-                next(own) if probe.side == "agent" else _expected(theirs, i)
-                for i, probe in enumerate(split.probes)
-            ]
-            agent_outcomes.append(_outcome(split, mine, merged, self.helpers))
+        for test, mine, theirs in zip(self.tests, agent, gold, strict=True):
+            fields = {"test": test, "entry_point": self.entry_point, "host_code": self.host_code}
+            gold_outcomes.append(await checker.gold_outcome(fields, theirs))
+            agent_outcomes.append(await checker.agent_outcome(fields, mine, theirs))
         return agent_outcomes, gold_outcomes
-
-
-def _expected(gold: TestRun, index: int) -> ProbeResult:
-    if gold.setup_error is not None:
-        return ProbeResult(
-            error=f"the expected value could not be computed: setup failed: {gold.setup_error}"
-        )
-    return gold.results[index]
-
-
-def _outcome(
-    split: SplitTest, run: TestRun, results: list[ProbeResult], helpers: dict[str, Any]
-) -> TestOutcome:
-    if run.setup_error is not None:
-        return TestOutcome(passed=False, error=f"setup failed: {run.setup_error}")
-    return evaluate(split, results, HOST_BUILTINS | frozenset(helpers), helpers)

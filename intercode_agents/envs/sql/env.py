@@ -60,7 +60,7 @@ class SqlEnv(Env):
             meta["db_tables"] = record["db_tables"]
         if "note" in source.options:
             meta["note"] = str(source.options["note"])
-        return TaskDetails(group=group, meta=meta)
+        return TaskDetails(group=group, meta=meta, public={"db": str(db)})
 
     def __init__(self, *, image: str = "sql", max_rows_shown: int = 100, **kw: Any) -> None:
         super().__init__(**kw)
