@@ -6,9 +6,10 @@
 For each log, every entry's logged replies are played by a scripted chat model through our strategy,
 in a real env (SQL; Bash with ``execution="paper"``, each action run as the original ran it), and the
 script prints: the entries, how many ran the logged actions, how many ended with the logged success
-(``summary.max_reward == 1``), the log's success rate and ours, and every entry where either differs,
-with where its actions part. How the replies are rebuilt from the log:
-:mod:`intercode_agents.runner.strategy_replay`. The log is read where it lies; nothing is copied.
+(``summary.max_reward == 1``; and how many with its best reward, within 0.01), the log's success rate
+and ours, and every entry whose actions or success differ, with where its actions part. How the
+replies are rebuilt from the log: :mod:`intercode_agents.runner.strategy_replay`. The log is read
+where it lies; nothing is copied.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ async def replay_file(path: str, concurrency: int, keys: list[str] | None) -> No
     ours = _rate([r.ours_solved for r in results])
     print(
         f"  entries {len(results)}, actions equal {sum(r.actions_equal for r in results)}, "
-        f"success equal {sum(r.success_equal for r in results)}, "
+        f"success equal {sum(r.success_equal for r in results)} "
+        f"(best reward equal {sum(r.score_equal for r in results)}), "
         f"logged {logged:.2f}%, ours {ours:.2f}% ({ours - logged:+.2f} points), "
         f"{time.perf_counter() - started:.0f} s"
     )

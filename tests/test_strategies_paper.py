@@ -264,11 +264,13 @@ def test_the_command_line_takes_the_paper_set(tmp_path: Path) -> None:
 SLICES = {  # file: the entries replayed (solved and failed, replies without code, the turn limit)
     "sql/gpt-3.5/ic_sql_react_10_turns.json": "0 1 2 3 11 12 17 21 30 50 66 83 107 157 204",
     "sql/gpt-3.5/ic_sql_plan_solve.json": "93 137 367 852 857 858 859 863 867 871 902 914 1000",
-    "bash/gpt-3.5/ic_bash_react_10_turns_fs_1.json": "0 1 2 3 6 8 11 18 32 43 44",
-    "bash/gpt-3.5/ic_bash_react_10_turns_fs_3.json": "0 1 2 3 8 9 11 12 14 19 32",
+    "bash/gpt-3.5/ic_bash_react_10_turns_fs_1.json": "0 1 2 3 6 8 14 18 21 32 43 44",
+    "bash/gpt-3.5/ic_bash_react_10_turns_fs_3.json": "1 4 5 6 8 9 11 14 18 19 24 32",
     "bash/gpt-3.5/ic_bash_plan_solve_fs_1.json": "0 1 2 5 14 16 21",
-    "bash/gpt-3.5/ic_bash_plan_solve_fs_3.json": "0 1 2 3 4 8 24 31",
+    "bash/gpt-3.5/ic_bash_plan_solve_fs_3.json": "1 4 5 6 8 9 11 19 24 31",
 }
+# The Bash slices leave out tasks whose answer depends on the files' ages (find -mmin, -atime, ...):
+# how paper execution dates the fixtures' files is the env's business, not the strategies'.
 # (file, entry): (actions equal, success equal), and why (docs/FIDELITY.md, "Like-for-like strategies")
 EXCEPTIONS = {
     ("sql/gpt-3.5/ic_sql_react_10_turns.json", "66"): (True, False),  # MariaDB sorts GROUP BY rows

@@ -50,6 +50,7 @@ _NO_CODE = re.compile(
 _ENVS = {"ic_bash": "bash", "ic_sql": "sql"}
 _FS = re.compile(r"nl2bash_fs_(\d+)")
 FULL = 1.0 - 1e-6
+SCORE_TOLERANCE = 0.01
 
 
 @dataclass(frozen=True)
@@ -247,6 +248,16 @@ class EntryReplay:
     @property
     def success_equal(self) -> bool:
         return self.ours_solved == self.entry.solved
+
+    @property
+    def best_reward(self) -> float:
+        """Our best scored state (ReAct: the submit's reward), as the log's ``max_reward``."""
+        return max((step.reward for step in self.trajectory.steps if step.reward is not None), default=0.0)
+
+    @property
+    def score_equal(self) -> bool:
+        """Our best reward equals the log's ``max_reward`` (the original rounded Bash's to 0.01)."""
+        return abs(self.best_reward - self.entry.max_reward) <= SCORE_TOLERANCE
 
     def first_difference(self) -> str | None:
         """Where the actions part, as text (None when they do not)."""
