@@ -42,6 +42,7 @@ from intercode_agents.models.calls import ModelCallFailed
 from intercode_agents.strategies.budget import BudgetExhausted, EpisodeBudget, price_of
 from intercode_agents.strategies.config import StrategyConfig, build_config
 from intercode_agents.strategies.episode import ContextExhausted, EnvFailure, EpisodeRun
+from intercode_agents.strategies.paper_loops import check_paper_env
 from intercode_agents.strategies.prompts import PromptSet, load_prompts
 from intercode_agents.trajectory import Trajectory
 
@@ -58,6 +59,7 @@ class Strategy(ABC):
     name: ClassVar[str]
     config_model: ClassVar[type[StrategyConfig]] = StrategyConfig
     templates: ClassVar[tuple[str, ...]] = ("system", "task")  # templates the prompt file must define
+    paper_templates: ClassVar[tuple[str, ...]] = ()  # those of the paper's loop; () where there is none
     prompt_set: ClassVar[str | None] = None  # use the prompts of another strategy (default: ``name``)
 
     def __init__(self, config: StrategyConfig | None = None, **settings: Any) -> None:
@@ -66,8 +68,28 @@ class Strategy(ABC):
         if config is not None and not isinstance(config, self.config_model):
             raise ConfigError(f"the {self.name} strategy takes a {self.config_model.__name__}")
         self.config = config or build_config(self.config_model, self.name, settings)
-        self.prompts: PromptSet = load_prompts(self.prompt_set or self.name, self.config.prompt_file)
-        self.prompts.require(*self.templates)
+        self.prompts: PromptSet = load_prompts(
+            self.prompt_set or self.name, self.config.prompt_file, self.config.prompts
+        )
+        if self.prompts.style == "paper":
+            self._check_paper_style()
+        else:
+            self.prompts.require(*self.templates)
+
+    def _check_paper_style(self) -> None:
+        """The paper's loops exist for some strategies only, and keep the paper's context rules."""
+        if not self.paper_templates:
+            raise ConfigError(
+                f"{self.prompts.source} has style 'paper', but the {self.name} strategy has no paper loop "
+                "(react and plan_solve have one)"
+            )
+        self.prompts.require(*self.paper_templates)
+        unused = [name for name in ("history_turns", "show_budget") if getattr(self.config, name)]
+        if unused:
+            raise ConfigError(
+                f"{', '.join(unused)} cannot be used with the paper's prompts: its loops show the whole "
+                "history and no budget"
+            )
 
     def episode(self, **parts: Any) -> EpisodeRun:
         """The run object of one episode (a strategy may return a subclass, as ``guarded`` does)."""
@@ -91,6 +113,7 @@ class Strategy(ABC):
                 "shown_to_model": self.config.show_budget,
             },
             "prompt_file": self.prompts.source,
+            "prompt_style": self.prompts.style,
             "config": self.config.model_dump(),
         }
 
@@ -106,6 +129,8 @@ class Strategy(ABC):
     ) -> Trajectory:
         """Play one episode of ``task_id`` (or ``task``) on ``env`` with ``model``; never raises for
         env or model failures (they become the outcome), only for bad arguments."""
+        if self.prompts.style == "paper":
+            check_paper_env(env)
         chat_model = self.resolve(model)
         described = describe_model(chat_model) if chat_model is not None else NO_MODEL
         started, clock = time.time(), time.perf_counter()

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from intercode_agents.errors import ConfigError
+from intercode_agents.strategies.prompts import PromptStyle
 from intercode_agents.tools.observation import DEFAULT_OBSERVATION_LIMIT, MIN_OBSERVATION_LIMIT
 
 
@@ -39,6 +40,17 @@ class StrategyConfig(BaseModel):
     )
     show_budget: bool = Field(default=False, description="tell the model what is left after each action")
     prompt_file: str | None = Field(default=None, description="a YAML file replacing the shipped prompts")
+    prompts: PromptStyle = Field(
+        default="default",
+        description="the shipped prompt set: 'paper' runs the InterCode paper's own ReAct and Plan & Solve "
+        "loops (its prompts, action syntax and parsing; Bash and SQL), comparable with its Table 4",
+    )
+
+    @model_validator(mode="after")
+    def _one_prompt_source(self) -> StrategyConfig:
+        if self.prompt_file is not None and self.prompts != "default":
+            raise ValueError("give prompt_file or prompts, not both (a prompt file sets its own style)")
+        return self
 
 
 def build_config(config_type: type[StrategyConfig], strategy: str, values: dict[str, Any]) -> StrategyConfig:

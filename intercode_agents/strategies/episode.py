@@ -134,6 +134,7 @@ class EpisodeRun:
             "entry_point": entry_point,
             "entry_point_note": "",
             "run_tool": f"run_{tool_language(env)}",
+            "env_name": env.name,
         }
         self.values["environment"] = _fill(texts.environment, self.values)
         self.values["submit"] = _fill(texts.submit, self.values)

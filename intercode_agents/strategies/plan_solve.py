@@ -2,7 +2,8 @@
 
 After the plan, the state is scored. At reward 1 the episode is submitted; otherwise an optional
 refine phase of ``refine_turns`` scored turns (as in Try Again) follows, and then the submit. The
-plan is recorded in ``Trajectory.context["plan"]``.
+plan is recorded in ``Trajectory.context["plan"]``. With the ``paper`` prompt set it runs the InterCode
+paper's own Plan & Solve loop instead (:mod:`~intercode_agents.strategies.paper_loops`).
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import Field
 
+from intercode_agents.errors import ConfigError
 from intercode_agents.strategies.base import Strategy
 from intercode_agents.strategies.config import StrategyConfig
 from intercode_agents.strategies.episode import EpisodeRun, TurnResult, is_full
+from intercode_agents.strategies.paper_loops import plan_solve_loop
 from intercode_agents.strategies.parsing import parse_plan
 
 FALLBACK_STEP = "Solve the task."
@@ -20,8 +23,15 @@ SOLVED_NOTE = "reward 1 reached: the episode is submitted"
 
 
 class PlanSolveConfig(StrategyConfig):
-    max_plan_steps: int = Field(default=6, ge=1, le=20, description="plan steps carried out at most")
+    max_plan_steps: int = Field(
+        default=6, ge=1, le=20, description="plan steps carried out at most (the paper's loop: all)"
+    )
     refine_turns: int = Field(default=3, ge=0, description="scored turns after the plan if it failed")
+    run_replies_as_written: bool = Field(
+        default=False,
+        description="with the paper's prompts: run each step's reply as written, fences and prose "
+        "included, as the paper's Bash fs_1 Plan & Solve run did",
+    )
 
 
 class PlanSolve(Strategy):
@@ -29,11 +39,24 @@ class PlanSolve(Strategy):
     config_model = PlanSolveConfig
     config: PlanSolveConfig
     templates = ("system", "task", "first_step", "next_step", "refine", "refine_feedback", "invalid")
+    paper_templates = (*templates, "execute")
+
+    def __init__(self, config: StrategyConfig | None = None, **settings: object) -> None:
+        super().__init__(config, **settings)
+        if self.config.run_replies_as_written and self.prompts.style != "paper":
+            raise ConfigError(
+                "run_replies_as_written reproduces a run of the paper: use it with prompts=paper"
+            )
 
     def context(self) -> dict[str, object]:
         return super().context() | {"refine_turns": self.config.refine_turns}
 
     async def solve(self, run: EpisodeRun) -> None:
+        if self.prompts.style == "paper":
+            await plan_solve_loop(
+                run, refine_turns=self.config.refine_turns, as_written=self.config.run_replies_as_written
+            )
+            return
         run.values["max_plan_steps"] = self.config.max_plan_steps
         plan_reply = await run.ask(run.messages())
         steps = parse_plan(plan_reply.text)[: min(self.config.max_plan_steps, self.config.max_turns)]

@@ -1,7 +1,9 @@
 """Prompts as data: ``prompts/common.yaml`` plus one ``prompts/<strategy>.yaml`` per strategy.
 
 A strategy file has ``templates`` (name -> text), ``demos`` (env name -> example transcript, plain
-text) and optionally ``languages`` (overrides of the common per-env texts). Templates use Python's
+text), optionally ``languages`` (overrides of the common per-env texts) and ``style``: ``default``, or
+``paper`` for the InterCode paper's own loops (the shipped set ``prompts/paper/``, see
+:mod:`intercode_agents.strategies.paper_loops`), which need templates of their own. Templates use Python's
 format syntax; the fields they may use are listed in :data:`KNOWN_FIELDS`, and an unknown field or a
 stray brace is a :class:`~intercode_agents.errors.ConfigError` naming the file and template.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder, PromptTemplate
@@ -37,9 +39,15 @@ KNOWN_FIELDS = frozenset(
         "step",
         "turns_left",
         "run_tool",
+        "turn",
+        "thought",
+        "action",
+        "env_name",
     }
 )
 DEMO_HEADER = "Here is an example of a whole episode on another task:\n\n"
+PROMPT_SETS = ("default", "paper")  # the shipped sets (prompts/, prompts/paper/), and the styles
+PromptStyle = Literal["default", "paper"]
 
 
 class LanguageTexts(BaseModel):
@@ -54,6 +62,7 @@ class LanguageTexts(BaseModel):
 class PromptFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    style: PromptStyle = "default"
     templates: dict[str, str] = Field(default_factory=dict)
     demos: dict[str, str] = Field(default_factory=dict)
     languages: dict[str, dict[str, str]] = Field(default_factory=dict)
@@ -64,6 +73,7 @@ class PromptSet(BaseModel):
 
     strategy: str
     source: str
+    style: PromptStyle = "default"
     templates: dict[str, str]
     demos: dict[str, str]
     languages: dict[str, LanguageTexts]
@@ -168,13 +178,21 @@ def _merge_languages(common: PromptFile, own: PromptFile, source: str) -> dict[s
     return merged
 
 
-def load_prompts(strategy: str, path: str | Path | None = None) -> PromptSet:
-    """The prompt set of ``strategy``: ``path`` if given, else the shipped ``prompts/<strategy>.yaml``."""
+def load_prompts(strategy: str, path: str | Path | None = None, prompt_set: str = "default") -> PromptSet:
+    """The prompt set of ``strategy``: ``path`` if given, else the shipped ``prompts/<strategy>.yaml``
+    (``prompt_set="paper"``: ``prompts/paper/<strategy>.yaml``)."""
+    if prompt_set not in PROMPT_SETS:
+        raise ConfigError(f"unknown prompt set {prompt_set!r}; shipped: {', '.join(PROMPT_SETS)}")
     folder = data_dir("prompts")
+    if prompt_set != "default":
+        folder = folder / prompt_set
     file = Path(path) if path is not None else folder / f"{strategy}.yaml"
     if path is None and not file.is_file():
         shipped = ", ".join(sorted(p.stem for p in folder.glob("*.yaml") if p.stem != "common"))
-        raise ConfigError(f"no prompt file for strategy {strategy!r} in {folder}; shipped: {shipped}")
+        raise ConfigError(
+            f"no prompt file for strategy {strategy!r} in the {prompt_set} prompt set ({folder}); "
+            f"that set has: {shipped}"
+        )
     stamp = file.stat().st_mtime_ns if file.is_file() else 0
     return _load_cached(strategy, str(file.resolve()), stamp)
 
@@ -189,6 +207,7 @@ def _load_cached(strategy: str, file: str, _stamp: int) -> PromptSet:
     return PromptSet(
         strategy=strategy,
         source=file,
+        style=own.style,
         templates=own.templates,
         demos=own.demos,
         languages=_merge_languages(common, own, file),

@@ -73,6 +73,11 @@ class SqlEnv(Env):
         self._last: SqlOutcome = SqlOutcome(rows=None, error="no query was run")
         self._gold_run: tuple[Task, asyncio.Task[SqlOutcome]] | None = None  # started at reset
 
+    @property
+    def last_rows(self) -> list[tuple[Any, ...]] | None:
+        """The rows of the last query; None after an error or a statement without a result set."""
+        return None if self._last.rows is None else [tuple(row) for row in self._last.rows]
+
     async def start(self) -> None:
         if self.server is not None:
             return
