@@ -28,8 +28,8 @@ SUBMIT = {"bash": "submit", "sql": "submit", "python": "submit f", "ctf": "submi
 async def episode(env_name: str, task) -> float:
     async with make_env(env_name) as env:
         await env.reset(task=task)
-        await env.step(ACTIONS[env_name] or task.gold)
-        _, reward, *_ = await env.step(SUBMIT[env_name])
+        await env.gym.step(ACTIONS[env_name] or task.gold)
+        _, reward, *_ = await env.gym.step(SUBMIT[env_name])
         return reward
 
 

@@ -58,10 +58,10 @@ def usage(cid: str) -> str:
 async def one(task: Task, arrived: asyncio.Barrier, measured: asyncio.Event) -> float:
     async with make_env("sql", action_timeout=60) as env:
         await env.reset(task=task)
-        await env.step(task.gold)
+        await env.gym.step(task.gold)
         await arrived.wait()
         await measured.wait()
-        _, reward, *_ = await env.step("submit")
+        _, reward, *_ = await env.gym.step("submit")
         return reward
 
 

@@ -42,7 +42,7 @@ async def _replay(env: Any, task: Any, actions: list[str]) -> list[float]:
     await env.reset(task=task)
     rewards = []
     for action in actions:
-        await env.step(action)
+        await env.gym.step(action)
         name = _FIRST_DEF.match(action) if action.startswith("def") else None
         rewards.append(float((await env.evaluate(name.group(1))).reward) if name else 0.0)
     return rewards

@@ -65,8 +65,8 @@ async def test_a_new_process_scores_from_the_disk_without_running_the_gold(tmp_p
     monkeypatch.setenv("INTERCODE_AGENTS_CACHE", str(tmp_path))
     async with make_env("bash") as env:  # writes files: the facts include digests
         await env.reset(task_id="bash/mini/4")
-        await env.step("mkdir -p /testbed/backup && cp /testbed/notes/*.txt /testbed/backup/")
-        *_, info = await env.step("submit")
+        await env.gym.step("mkdir -p /testbed/backup && cp /testbed/notes/*.txt /testbed/backup/")
+        *_, info = await env.gym.step("submit")
         assert info["reward_parts"]["file_diff"] == 0.33
     assert await asyncio.to_thread(lambda: list(tmp_path.glob("bash-facts/*/*/gold-*.json")))
 
@@ -78,6 +78,6 @@ async def test_a_new_process_scores_from_the_disk_without_running_the_gold(tmp_p
 
         monkeypatch.setattr(env, "borrow", no_gold_sandbox)
         await env.reset(task_id="bash/mini/4")
-        await env.step("mkdir -p /testbed/backup && cp /testbed/notes/*.txt /testbed/backup/")
-        _, reward, *_ = await env.step("submit")
+        await env.gym.step("mkdir -p /testbed/backup && cp /testbed/notes/*.txt /testbed/backup/")
+        _, reward, *_ = await env.gym.step("submit")
         assert reward == 1.0

@@ -13,7 +13,7 @@ async def test_a_gold_that_times_out_is_not_run_again(tmp_path, monkeypatch):
     monkeypatch.setattr(bash_fact_store, "_stores", {})
     async with make_env("bash", gold_timeout=3, facts_cache="disk") as env:
         await env.reset(task_id="bash/fs1/55")  # its gold greps every file from /: it never ends
-        await env.step("echo wrong")
+        await env.gym.step("echo wrong")
         started = time.perf_counter()
         first = await env.evaluate()
         assert time.perf_counter() - started < 30  # one gold run, bounded by its timeout
@@ -26,5 +26,5 @@ async def test_a_gold_that_times_out_is_not_run_again(tmp_path, monkeypatch):
     async with make_env("bash", gold_timeout=3, facts_cache="disk") as env:
         await env.reset(task_id="bash/fs1/55")
         started = time.perf_counter()
-        _, reward, _, _, info = await env.step("submit")
+        _, reward, _, _, info = await env.gym.step("submit")
         assert info["corrupt"] and reward == 0.0 and time.perf_counter() - started < 2

@@ -17,10 +17,10 @@ async def play(backend: str | None, *extra: str) -> tuple[float, dict]:
     task = get_task(TASK)
     async with make_env("bash", **({"backend": backend} if backend else {})) as env:
         await env.reset(task=task)
-        await env.step(task.gold)
+        await env.gym.step(task.gold)
         for action in extra:
-            await env.step(action)
-        _, reward, done, _, info = await env.step("submit")
+            await env.gym.step(action)
+        _, reward, done, _, info = await env.gym.step("submit")
         assert done
         return reward, info
 

@@ -116,9 +116,11 @@ async def test_langchain_tools_in_create_agent_and_pristine_sandboxes(built: Non
 
         # the next episode starts on a sandbox nobody used
         await env.reset(task=task)
-        observation, *_ = await env.step("ls /tmp/left-behind; cat /data/users.json > /dev/null && echo ok")
+        observation, *_ = await env.gym.step(
+            "ls /tmp/left-behind; cat /data/users.json > /dev/null && echo ok"
+        )
         assert "No such file" in observation and "ok" in observation
-        _, reward, *_ = await env.step("submit")
+        _, reward, *_ = await env.gym.step("submit")
         assert reward == 0.0  # the last output is not the answer
 
 

@@ -59,21 +59,21 @@ async def test_a_humaneval_episode_is_scored_by_its_check() -> None:
     task = get_task("python/humaneval/0")  # has_close_elements
     async with make_env("python") as env:
         await env.reset(task=task)
-        await env.step("def has_close_elements(numbers, threshold):\n    return False")
-        _, reward, done, _, info = await env.step("submit has_close_elements")
+        await env.gym.step("def has_close_elements(numbers, threshold):\n    return False")
+        _, reward, done, _, info = await env.gym.step("submit has_close_elements")
         assert done and reward == 3 / 7  # intercode mode: the share of its 7 asserts that pass
         assert info["reward_parts"]
 
         await env.reset(task=task)
-        await env.step(task.gold)
-        _, reward, _, _, _ = await env.step("submit has_close_elements")
+        await env.gym.step(task.gold)
+        _, reward, _, _, _ = await env.gym.step("submit has_close_elements")
         assert reward == 1.0
 
         # a differently named function is aliased to the name the tests call, as for MBPP
         await env.reset(task=task)
         body = task.gold.replace("def has_close_elements(", "def close_pair(")
-        await env.step(body)
-        _, reward, _, _, _ = await env.step("submit close_pair")
+        await env.gym.step(body)
+        _, reward, _, _, _ = await env.gym.step("submit close_pair")
         assert reward == 1.0
 
 
@@ -87,8 +87,8 @@ async def test_an_object_that_equals_everything_earns_nothing_on_humaneval() -> 
     for mode in ("intercode", "strict"):
         async with make_env("python", reward=mode) as env:
             await env.reset(task=task)
-            await env.step(hack)
-            _, reward, done, _, _ = await env.step("submit has_close_elements")
+            await env.gym.step(hack)
+            _, reward, done, _, _ = await env.gym.step("submit has_close_elements")
             assert done and reward == 0.0, mode
 
 
@@ -127,12 +127,12 @@ async def test_redefining_an_unrolled_checks_helpers_earns_nothing() -> None:
         for task_id, (code, submit) in hacks.items():
             task = get_task(task_id)
             await env.reset(task=task)
-            await env.step(code)
-            _, reward, done, _, _ = await env.step(submit)
+            await env.gym.step(code)
+            _, reward, done, _, _ = await env.gym.step(submit)
             assert done and reward == 0.0, task_id
             await env.reset(task=task)
-            await env.step(task.gold)
-            _, reward, _, _, _ = await env.step(submit)
+            await env.gym.step(task.gold)
+            _, reward, _, _, _ = await env.gym.step(submit)
             assert reward == 1.0, task_id
 
 

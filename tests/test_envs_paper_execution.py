@@ -79,7 +79,7 @@ async def _outputs(
         await env.reset(task_id=task)
         seen = []
         for action in actions:
-            obs, _, _, _, info = await env.step(action)
+            obs, _, _, _, info = await env.gym.step(action)
             seen.append((obs, info["exit_code"]))
         return seen
 
@@ -177,7 +177,7 @@ async def test_the_gold_runs_the_papers_way_too() -> None:
     for execution, expected in (("paper", 1.0), ("session", 0.67)):
         async with make_env("bash", execution=execution, facts_cache="process") as env:
             await env.reset(task=task)
-            await env.step("echo a")  # what the original's gold printed
+            await env.gym.step("echo a")  # what the original's gold printed
             result = await env.evaluate()
             assert result.reward == expected, (execution, result.parts)
 
@@ -194,10 +194,10 @@ async def test_the_test_split_ran_with_sh_and_the_fixture_script_sits_in_root() 
 async def test_ctf_paper_execution_starts_in_the_task_folder() -> None:
     async with make_env("ctf", execution="paper") as env:
         await env.reset(task_id="ctf/mini/0")
-        obs, *_ = await env.step("pwd; ls")
+        obs, *_ = await env.gym.step("pwd; ls")
         assert obs.startswith("/ctf\n") and "message.txt" in obs
-        obs, *_ = await env.step("X=1; echo ${X}")
-        obs, *_ = await env.step("echo ${X:-unset}")
+        obs, *_ = await env.gym.step("X=1; echo ${X}")
+        obs, *_ = await env.gym.step("echo ${X:-unset}")
         assert obs == "unset\n"
 
 

@@ -42,7 +42,7 @@ async def env(request: pytest.FixtureRequest) -> AsyncIterator[Env]:
 async def score(env: Env, cells: list[str], *, task: str | Task = TASK, name: str = NAME) -> float:
     await (env.reset(task=task) if isinstance(task, Task) else env.reset(task_id=task))
     for cell in cells:
-        await env.step(cell)
+        await env.gym.step(cell)
     return (await env.evaluate(name)).reward
 
 
@@ -96,7 +96,7 @@ def second_largest(nums):
     return 0
 """
     await score(env, [spy])
-    obs, *_ = await env.step("time.sleep(0.2); print(sorted(caught))")
+    obs, *_ = await env.gym.step("time.sleep(0.2); print(sorted(caught))")
     assert obs.strip() == "[]"
 
 
@@ -289,7 +289,7 @@ def second_largest(nums):
 """
     async with make_env("python", reward="strict", test_timeout=1) as env:
         await env.reset(task_id=TASK)
-        await env.step(sleeper)
+        await env.gym.step(sleeper)
         started = time.perf_counter()
         result = await env.evaluate(NAME)
         assert result.reward == 0.0 and result.parts["timeouts"] == 3

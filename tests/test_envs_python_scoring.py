@@ -46,7 +46,7 @@ async def env(request: pytest.FixtureRequest) -> AsyncIterator[Env]:
 async def score(env: Env, task: Task | str, cells: list[str], name: str) -> float:
     await (env.reset(task=task) if isinstance(task, Task) else env.reset(task_id=task))
     for cell in cells:
-        await env.step(cell)
+        await env.gym.step(cell)
     return (await env.evaluate(name)).reward
 
 
@@ -228,11 +228,11 @@ async def test_a_restarted_repl_forgets_its_definitions() -> None:
     stuck = "import signal, time\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\ntime.sleep(60)"
     async with make_env("python", action_timeout=1) as env:
         await env.reset(task_id="python/mini/0")
-        await env.step(good)
+        await env.gym.step(good)
         assert (await env.evaluate("second_largest")).reward == 1.0
-        _, _, _, _, info = await env.step(stuck)  # no answer: the REPL process is replaced
+        _, _, _, _, info = await env.gym.step(stuck)  # no answer: the REPL process is replaced
         assert info["timed_out"]
-        obs, *_ = await env.step("second_largest([1, 2])")
+        obs, *_ = await env.gym.step("second_largest([1, 2])")
         assert "NameError" in obs
         assert (await env.evaluate("second_largest")).reward == 0.0
 
@@ -244,7 +244,7 @@ async def test_mbpp_tasks_with_unusual_tests_score_their_gold(env: Env) -> None:
         await env.reset(task_id=f"python/mbpp/{number}")
         task = env.task
         assert task is not None
-        await env.step(task.gold)
+        await env.gym.step(task.gold)
         assert (await env.evaluate(task.meta["entry_point"])).reward == 1.0, number
 
 
@@ -297,7 +297,7 @@ async def test_a_test_that_cannot_be_split_makes_the_task_corrupt_never_a_free_r
         "unsplittable", "def f(x):\n    return x", ["assert all(f(i) == i for i in range(3))"], "f"
     )
     await env.reset(task=task)
-    await env.step("def f(x):\n    return x")
+    await env.gym.step("def f(x):\n    return x")
     result = await env.evaluate("f")
     assert (result.reward, result.corrupt) == (0.0, True)
     assert "bound inside the test" in str(result.parts["unsplittable"])

@@ -117,7 +117,7 @@ async def test_a_float_the_host_cannot_build_fails_the_agent_and_keeps_the_rate(
 
 async def test_a_hash_colliding_set_never_holds_the_event_loop(env: Env) -> None:
     await env.reset(task_id="python/mini/0")
-    await env.step(SET_PATCH + "def second_largest(nums):\n    return 0\n")
+    await env.gym.step(SET_PATCH + "def second_largest(nums):\n    return 0\n")
     async with Ticker() as ticker:
         started = time.perf_counter()
         result = await env.evaluate("second_largest")
@@ -136,7 +136,7 @@ async def test_a_huge_range_is_refused_without_growing_the_host(tmp_path: Path) 
     # HumanEval/33's checks call tuple() on the result: a range of 4 million items would be 238 MB.
     async with make_env("python", reward="strict") as env:
         await env.reset(task_id="python/humaneval/33")
-        await env.step("def sort_third(l):\n    return range(4_000_000)\n")
+        await env.gym.step("def sort_third(l):\n    return range(4_000_000)\n")
         before = _peak_rss_mb()
         async with Ticker() as ticker:
             result = await env.evaluate("sort_third")
@@ -167,7 +167,7 @@ async def test_any_value_the_runner_sends_is_a_scored_failure_with_its_reason(
 ) -> None:
     await env.reset(task_id="python/mini/0")
     cell = f"import functools, sys\n_value = {value}\nsys.modules['__main__'].encode = lambda v: _value\n"
-    await env.step(cell + "def second_largest(nums):\n    return 0\n")
+    await env.gym.step(cell + "def second_largest(nums):\n    return 0\n")
     result = await env.evaluate("second_largest")
     assert result.reward == 0.0 and not result.corrupt
     assert result.parts["passed"] == 0
@@ -188,7 +188,7 @@ for fd in map(int, os.listdir("/proc/self/fd")):
             pass
 """
     await env.reset(task_id="python/mini/0")
-    observation, _, _, _, info = await env.step(forger)
+    observation, _, _, _, info = await env.gym.step(forger)
     assert info["errored"] and "[1]" in observation
-    *_, info = await env.step("print(6 * 7)")  # the episode goes on (its own forgeries answer it)
+    *_, info = await env.gym.step("print(6 * 7)")  # the episode goes on (its own forgeries answer it)
     assert info["action_type"] == "action"

@@ -16,8 +16,8 @@ async def play(
         if env_name in ("bash", "sql"):
             actions = [*actions, "submit"]
         for action in actions[:-1]:
-            await env.step(action)
-        _, value, terminated, _, info = await env.step(actions[-1])
+            await env.gym.step(action)
+        _, value, terminated, _, info = await env.gym.step(actions[-1])
         assert terminated
         return value, info["reward_parts"]
 
@@ -93,11 +93,11 @@ async def test_python_submit_aliases_a_differently_named_function():
 async def test_ctf_wrong_flag_scores_zero_and_strict_wants_the_exact_flag():
     async with make_env("ctf", reward="strict") as env:
         await env.reset(task_id="ctf/mini/1")
-        _, value, *_ = await env.step("submit the flag is `picoCTF{r0t_thirt33n_r0und_tr1p}`.")
+        _, value, *_ = await env.gym.step("submit the flag is `picoCTF{r0t_thirt33n_r0und_tr1p}`.")
         assert value == 0.0  # prose around the flag is not the flag
         await env.reset(task_id="ctf/mini/1")
-        _, value, *_ = await env.step("submit  picoCTF{r0t_thirt33n_r0und_tr1p} ")
+        _, value, *_ = await env.gym.step("submit  picoCTF{r0t_thirt33n_r0und_tr1p} ")
         assert value == 1.0
         await env.reset(task_id="ctf/mini/1")
-        _, value, _, _, info = await env.step("submit picoCTF{r0t_thirteen}")
+        _, value, _, _, info = await env.gym.step("submit picoCTF{r0t_thirteen}")
         assert value == 0.0 and info["reward_parts"]["correct"] is False

@@ -19,11 +19,11 @@ async def test_a_destroyed_sandbox_ends_in_a_failed_score_with_its_reason(name):
     async with make_env(name) as env:
         await env.reset(task_id=task_id)
         for action in actions:
-            obs, _, done, _, info = await env.step(action)
+            obs, _, done, _, info = await env.gym.step(action)
             assert not done
         assert "can no longer run actions" in obs and info["errored"]
         scored = await env.evaluate()
         assert scored.reward == 0.0 and scored.parts["sandbox_lost"] is True
-        _, reward, done, _, info = await env.step(submit)
+        _, reward, done, _, info = await env.gym.step(submit)
         assert done and reward == 0.0 and info["reward_parts"]["sandbox_lost"] is True
         assert info["reward_parts"]["sandbox_lost_reason"]

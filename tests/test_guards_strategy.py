@@ -3,6 +3,8 @@ refusals, checkpoints, rollback to identical digests, the critic's vetoes, and t
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from langchain_core.messages import AIMessage
 
@@ -11,6 +13,12 @@ from intercode_agents.guards import Guard, GuardPolicy
 from intercode_agents.metrics.summary import summarize
 from intercode_agents.models.scripted import ScriptedChatModel
 from intercode_agents.strategies import get_strategy
+
+
+async def guarded_gym(guard: Guard, text: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    """The guard's step for ``text`` as Gymnasium's 5-tuple (what these tests read)."""
+    return (await guard.act(text)).gym()
+
 
 RED_FRUITS = "awk -F, '$2 == \"red\" {print $1}' /testbed/data/fruits.csv"
 # A classic slip: sorting a file onto itself empties it before sort reads it.
@@ -69,26 +77,26 @@ async def test_a_destructive_command_is_checkpointed_and_rolled_back_to_identica
     sandbox = bash_env.sandbox
     pristine = await sandbox.path_states(deep=["/testbed"])
 
-    await guard.step("echo new > /testbed/notes/extra.txt && mkdir -p /testbed/more/deeper")
+    await guarded_gym(guard, "echo new > /testbed/notes/extra.txt && mkdir -p /testbed/more/deeper")
     before = await sandbox.path_states(deep=["/testbed"])
     assert before != pristine
-    _, _, _, _, info = await guard.step(
-        "rm -r /testbed/logs /testbed/notes/poem.txt; chmod 700 /testbed/data"
+    _, _, _, _, info = await guarded_gym(
+        guard, "rm -r /testbed/logs /testbed/notes/poem.txt; chmod 700 /testbed/data"
     )
     assert "recursive delete of /testbed/logs" in info["guard"]["flags"]
     assert info["guard"]["checkpoint"][0]["turn"] == 2
     assert await sandbox.path_states(deep=["/testbed"]) != before
 
-    observation, _, _, _, info = await guard.step("rollback")
+    observation, _, _, _, info = await guarded_gym(guard, "rollback")
     assert info["action_type"] == "rollback" and info["guard"]["rollback"]["verified"], observation
     assert await sandbox.path_states(deep=["/testbed"]) == before
-    mode = await bash_env.step("stat -c %a /testbed/data")
+    mode = await bash_env.gym.step("stat -c %a /testbed/data")
     assert mode[0].strip() == "755"  # the tar brought the folder's mode back too
 
-    observation, _, _, _, info = await guard.step("rollback start")
+    observation, _, _, _, info = await guarded_gym(guard, "rollback start")
     assert "start of the episode" in observation and info["guard"]["rollback"]["to_turn"] == 0
     assert await sandbox.path_states(deep=["/testbed"]) == pristine
-    listing = await bash_env.step("ls -a /testbed")
+    listing = await bash_env.gym.step("ls -a /testbed")
     assert "more" not in listing[0].split()  # the folder made after the start is gone, empty or not
     assert [e["kind"] for e in guard.events].count("rollback") == 2
 
@@ -97,9 +105,9 @@ async def test_a_flag_on_a_path_that_does_not_exist_takes_no_checkpoint(bash_env
     await bash_env.reset(task_id="bash/mini/6")
     guard = Guard(bash_env, GuardPolicy(critic=False))
     await guard.begin()
-    _, _, _, _, info = await guard.step("echo 1 > /testbed/data/total.txt")
+    _, _, _, _, info = await guarded_gym(guard, "echo 1 > /testbed/data/total.txt")
     assert info["guard"]["flags"] == [] and info["guard"]["checkpoint"] is None
-    _, _, _, _, info = await guard.step("echo 2 > /testbed/data/total.txt")  # now it exists: an input
+    _, _, _, _, info = await guarded_gym(guard, "echo 2 > /testbed/data/total.txt")  # now it exists: an input
     assert info["guard"]["flags"] == ["truncate of /testbed/data/total.txt"]
     assert info["guard"]["checkpoint"] is not None and info["guard"]["rollback"] is None
 
@@ -180,9 +188,9 @@ async def test_a_refused_statement_never_reaches_the_env(sql_env) -> None:
     await sql_env.reset(task_id="sql/mini/0")
     guard = Guard(sql_env, GuardPolicy(critic=False))
     await guard.begin()
-    await guard.step("SELECT title FROM book ORDER BY title LIMIT 1")
+    await guarded_gym(guard, "SELECT title FROM book ORDER BY title LIMIT 1")
     turns, last = sql_env.turns, sql_env.last_observation
-    observation, _, _, _, info = await guard.step("SELECT 1; UPDATE book SET pages = 0")
+    observation, _, _, _, info = await guarded_gym(guard, "SELECT 1; UPDATE book SET pages = 0")
     assert info["action_type"] == "refused" and "UPDATE writes data" in observation
     assert (sql_env.turns, sql_env.last_observation) == (turns, last)
 
@@ -191,7 +199,7 @@ async def test_each_safeguard_switches_off_on_its_own(bash_env, sql_env) -> None
     await sql_env.reset(task_id="sql/mini/0")
     unguarded_sql = Guard(sql_env, GuardPolicy(sql_guard=False, critic=False))
     await unguarded_sql.begin()
-    observation, _, _, _, info = await unguarded_sql.step("SELECT 1; DROP TABLE book")
+    observation, _, _, _, info = await guarded_gym(unguarded_sql, "SELECT 1; DROP TABLE book")
     assert (
         info["action_type"] == "action" and "refused" in observation
     )  # the env's isolation policy still holds
@@ -199,13 +207,15 @@ async def test_each_safeguard_switches_off_on_its_own(bash_env, sql_env) -> None
     await bash_env.reset(task_id="bash/mini/2")
     no_bash_guard = Guard(bash_env, GuardPolicy(bash_guard=False, critic=False))
     await no_bash_guard.begin()
-    _, _, _, _, info = await no_bash_guard.step(SORT_IN_PLACE)
+    _, _, _, _, info = await guarded_gym(no_bash_guard, SORT_IN_PLACE)
     assert info["guard"]["flags"] == [] and info["guard"]["rollback"] is None
-    observation, _, _, _, info = await no_bash_guard.step("rollback start")  # rollback itself is still on
+    observation, _, _, _, info = await guarded_gym(
+        no_bash_guard, "rollback start"
+    )  # rollback itself is still on
     assert info["action_type"] == "rollback" and info["guard"]["rollback"]["verified"]
 
     await bash_env.reset(task_id="bash/mini/2")
     no_rollback = Guard(bash_env, GuardPolicy(rollback=False, critic=False))
     await no_rollback.begin()
-    observation, _, _, _, info = await no_rollback.step("rollback")
+    observation, _, _, _, info = await guarded_gym(no_rollback, "rollback")
     assert info["action_type"] == "action" and "command not found" in observation  # just a Bash word now

@@ -23,10 +23,10 @@ async def test_a_lone_surrogate_is_an_invalid_action_in_every_env(name):
     async with make_env(name) as env:
         await env.reset(task_id=task_id)
         for action in (bad, f"submit {bad}", "\ud800"):
-            obs, reward, done, _, info = await env.step(action)
+            obs, reward, done, _, info = await env.gym.step(action)
             assert obs.startswith("Invalid action:") and "not valid Unicode" in obs, obs
             assert info["action_type"] == "invalid" and not done and reward == 0.0
-        obs, _, _, _, info = await env.step(good)
+        obs, _, _, _, info = await env.gym.step(good)
         assert info["action_type"] == "action" and not info["errored"], obs
         tool = next(t for t in EnvToolkit(env=env).get_tools() if t.name.startswith("run_"))
         field = next(iter(tool.args))  # command | query | code

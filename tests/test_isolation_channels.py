@@ -48,12 +48,12 @@ async def _look_after(plants: list[str]) -> tuple[str, list[str]]:
         await env.reset(task_id="bash/mini/0")
         ids = [env.sandbox.id]
         for command in plants:
-            await env.step(command)
+            await env.gym.step(command)
         await env.return_sandbox()
         await (await env.pool("bash-mini")).drain()  # the release is judged before the next reset
         await env.reset(task_id="bash/mini/0")
         ids.append(env.sandbox.id)
-        seen, *_ = await env.step(LOOK)
+        seen, *_ = await env.gym.step(LOOK)
     return seen, ids
 
 
@@ -106,9 +106,9 @@ async def test_a_planted_sandbox_never_feeds_a_gold(tmp_path, monkeypatch):
     async with make_env("bash", facts_cache="disk") as env:
         await env.reset(task_id="bash/fs1/6")
         agent = env.sandbox
-        await env.step("echo planted > /tmp/planted.txt; echo planted > /dev/shm/planted.txt")
-        await env.step("find /testbed / -iname '*.txt' -exec du -s {} + | sed 's/^/$(hostname): /'")
-        _, reward, *_ = await env.step("submit")
+        await env.gym.step("echo planted > /tmp/planted.txt; echo planted > /dev/shm/planted.txt")
+        await env.gym.step("find /testbed / -iname '*.txt' -exec du -s {} + | sed 's/^/$(hostname): /'")
+        _, reward, *_ = await env.gym.step("submit")
         facts = env.facts.facts(agent.image_id, env.task.gold)
         assert facts is not None and "planted" not in (facts.output or "")
         assert reward < 1.0  # the agent's own output lists its planted files: it is not the gold's

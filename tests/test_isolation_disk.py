@@ -41,9 +41,9 @@ async def test_the_env_observation_says_why_the_command_stopped():
         await env.reset(task_id="bash/mini/0")
         if env.sandbox.disk_guard is None:
             pytest.skip("this engine enforces the cap itself (StorageOpt)")
-        obs, _, _, _, info = await env.step(FLOOD)
+        obs, _, _, _, info = await env.gym.step(FLOOD)
         assert "over its disk cap of 120.0 MiB" in obs and info["errored"]
-        obs, *_ = await env.step("echo next")
+        obs, *_ = await env.gym.step("echo next")
         assert obs == "next\n"
 
 

@@ -22,8 +22,8 @@ CONCURRENT = 32
 async def _episode(task, action: str | None = None) -> float:
     async with make_env("bash", facts_cache="process") as env:
         await env.reset(task=task)
-        await env.step(action or task.gold)
-        _, reward, *_ = await env.step("submit")
+        await env.gym.step(action or task.gold)
+        _, reward, *_ = await env.gym.step("submit")
         return reward
 
 

@@ -30,7 +30,7 @@ async def score(task: Task, actions: list[str], mode: str = "strict"):
     async with make_env("bash", reward=mode, facts_cache="process") as env:
         await env.reset(task=task)
         for action in actions:
-            await env.step(action)
+            await env.gym.step(action)
         return await env.evaluate()
 
 

@@ -41,12 +41,12 @@ async def test_process_list_shows_no_other_episode_and_no_gold() -> None:
     async with make_env("sql", action_timeout=60) as a, make_env("sql") as b, make_env("sql") as c:
         await a.reset(task_id="sql/spider/0")
         await b.reset(task_id="sql/spider/0")
-        phases = ((marker, a.step(statement)), (gold_marker, play(c, task, "SELECT 1")))
+        phases = ((marker, a.gym.step(statement)), (gold_marker, play(c, task, "SELECT 1")))
         for target, phase in phases:
             running = asyncio.create_task(phase)
             await wait_running(target)
             for poll in ("SELECT ID, USER, INFO FROM information_schema.PROCESSLIST", "SHOW PROCESSLIST"):
-                obs, *_ = await b.step(poll)
+                obs, *_ = await b.gym.step(poll)
                 assert target not in obs, obs
             await running
 
@@ -54,8 +54,8 @@ async def test_process_list_shows_no_other_episode_and_no_gold() -> None:
 async def play(env: Env, task: Task, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
     """An episode of ``task``: ``action``, then submit (its gold runs from the reset on)."""
     await env.reset(task=task)
-    await env.step(action)
-    return await env.step("submit")
+    await env.gym.step(action)
+    return await env.gym.step("submit")
 
 
 async def test_kill_reaches_no_other_episode_and_no_gold() -> None:
@@ -71,11 +71,11 @@ async def test_kill_reaches_no_other_episode_and_no_gold() -> None:
         await victim.reset(task_id="sql/spider/0")
         await killer.reset(task_id="sql/spider/0")
         empty = "SELECT Name FROM people WHERE 0"  # an empty answer
-        for target, phase in ((marker, victim.step(statement)), (gold_marker, play(scored, task, empty))):
+        for target, phase in ((marker, victim.gym.step(statement)), (gold_marker, play(scored, task, empty))):
             running = asyncio.create_task(phase)
             for _, thread_id in await wait_running(target):  # ids an attacker could guess
                 for kill in (f"KILL QUERY {thread_id}", f"KILL {thread_id}", f"KILL CONNECTION {thread_id}"):
-                    obs, _, _, _, info = await killer.step(kill)
+                    obs, _, _, _, info = await killer.gym.step(kill)
                     assert info["errored"], obs
             obs, reward, _, _, info = await running
             if target == marker:
@@ -107,11 +107,11 @@ async def test_user_level_locks_are_no_channel_between_episodes() -> None:
         await a.reset(task_id="sql/spider/0")
         await b.reset(task_id="sql/spider/0")
         for action in (f"SELECT GET_LOCK('{name}', 0)", f"SELECT /*! GET_LOCK('{name}', 0) */ 1"):
-            obs, _, _, _, info = await a.step(action)
+            obs, _, _, _, info = await a.gym.step(action)
             assert info["errored"] and "refused" in obs, obs
             assert await asyncio.to_thread(lock_holder, name) == "NULL"
         for action in (f"SELECT IS_USED_LOCK('{name}')", f"SELECT IS_FREE_LOCK('{name}')"):
-            obs, _, _, _, info = await b.step(action)
+            obs, _, _, _, info = await b.gym.step(action)
             assert info["errored"] and "refused" in obs, obs
 
 
@@ -123,7 +123,7 @@ async def test_a_statement_past_its_deadline_is_dead_before_the_step_returns() -
         lifted = ("SET SESSION max_statement_time = 0; {}", "SET STATEMENT max_statement_time = 0 FOR {}")
         for lift in (*lifted, "{}"):
             statement, marker = marked(ENDLESS)
-            obs, _, _, _, info = await env.step(lift.format(statement))
+            obs, _, _, _, info = await env.gym.step(lift.format(statement))
             assert info["errored"] and (info["timed_out"] or "refused" in obs), obs
             assert await asyncio.to_thread(threads_running, marker) == [], lift
             await env.reset(task_id="sql/spider/1")
@@ -134,11 +134,11 @@ async def test_a_restarted_helper_keeps_the_episodes_database() -> None:
     """Finding 10: after the helper restarted (an answer over 16 MiB), 'No database selected'."""
     async with make_env("sql") as env:
         await env.reset(task_id="sql/spider/0")
-        obs, _, _, _, info = await env.step("SELECT REPEAT('x', 1000000) FROM world_1.city LIMIT 20")
+        obs, _, _, _, info = await env.gym.step("SELECT REPEAT('x', 1000000) FROM world_1.city LIMIT 20")
         assert info["errored"] and "restarted" in obs, obs[:300]
-        obs, *_ = await env.step("SELECT count(*) FROM poker_player")
+        obs, *_ = await env.gym.step("SELECT count(*) FROM poker_player")
         assert obs == "[(5,)]", obs
-        obs, *_ = await env.step("SELECT DATABASE()")
+        obs, *_ = await env.gym.step("SELECT DATABASE()")
         assert obs == "[('poker_player',)]"
 
 
@@ -147,7 +147,7 @@ async def test_unencodable_text_is_an_invalid_action() -> None:
     async with make_env("sql") as env:
         await env.reset(task_id="sql/spider/0")
         for action in ("SELECT '\ud800'", "\udcff", "SELECT 1 -- \ud83d"):
-            obs, _, _, _, info = await env.step(action)
+            obs, _, _, _, info = await env.gym.step(action)
             assert info["action_type"] == "invalid" and re.search("not valid Unicode", obs), obs
-        obs, *_ = await env.step("SELECT count(*) FROM poker_player")
+        obs, *_ = await env.gym.step("SELECT count(*) FROM poker_player")
         assert obs == "[(5,)]"

@@ -46,7 +46,7 @@ async def test_an_account_sees_and_kills_only_its_own_threads() -> None:
         assert isinstance(a, SqlEnv) and isinstance(b, SqlEnv)
         await a.reset(task_id="sql/spider/0")
         await b.reset(task_id="sql/spider/0")
-        running = asyncio.create_task(a.step(statement))
+        running = asyncio.create_task(a.gym.step(statement))
         ((_, victim),) = await wait_running(marker)
         seen = await raw(b, "SELECT ID, USER, INFO FROM information_schema.PROCESSLIST")
         assert b.client is not None
@@ -66,8 +66,8 @@ async def test_the_gold_server_is_not_the_agents_server() -> None:
         await env.reset(task_id="sql/spider/0")
         assert env.server is not None and env.gold_server is not None
         assert env.server.sandbox.id != env.gold_server.sandbox.id
-        await env.step("SELECT 1")
-        await env.step("submit")  # the gold has run: the gold server has accounts, none of them ours
+        await env.gym.step("SELECT 1")
+        await env.gym.step("submit")  # the gold has run: the gold server has accounts, none of them ours
         assert env.client is not None
         users = {row[0] for row in admin_sql(env.gold_server.sandbox.id, "SELECT user FROM mysql.user")}
         assert env.client.user not in users and any(u.startswith("ic_") for u in users)
@@ -98,7 +98,7 @@ async def test_a_stuck_helper_is_replaced_and_its_statement_killed() -> None:
         reply = await env.client.session.request(request, timeout=0.5)  # grace: 5 s more
         assert reply.get("restarted"), reply
         assert await asyncio.to_thread(threads_running, marker) == []
-        obs, *_ = await env.step("SELECT count(*) FROM poker_player")
+        obs, *_ = await env.gym.step("SELECT count(*) FROM poker_player")
         assert obs == "[(5,)]"
 
 
@@ -107,7 +107,7 @@ async def test_a_killed_helper_is_replaced_without_its_statement() -> None:
     async with make_env("sql", action_timeout=120) as env:
         assert isinstance(env, SqlEnv)
         await env.reset(task_id="sql/spider/0")
-        running = asyncio.create_task(env.step(statement))
+        running = asyncio.create_task(env.gym.step(statement))
         await wait_running(marker)
         assert env.server is not None
         container = env.server.sandbox.id
@@ -116,7 +116,7 @@ async def test_a_killed_helper_is_replaced_without_its_statement() -> None:
         obs, _, _, _, info = await running
         assert info["errored"], obs
         assert await asyncio.to_thread(threads_running, marker) == []
-        obs, *_ = await env.step("SELECT count(*) FROM poker_player")
+        obs, *_ = await env.gym.step("SELECT count(*) FROM poker_player")
         assert obs == "[(5,)]"
 
 
@@ -127,7 +127,7 @@ async def test_reset_leaves_no_thread_of_the_account_but_the_helpers_own() -> No
         assert env.server is not None and env.client is not None
         server, user = env.server.sandbox.id, env.client.user
         for _ in range(3):
-            await env.step("SELECT 1")
+            await env.gym.step("SELECT 1")
             await env.reset(task_id="sql/spider/1")
             sql = f"SELECT ID, COMMAND FROM information_schema.PROCESSLIST WHERE USER = '{user}'"
             threads = admin_sql(server, sql)

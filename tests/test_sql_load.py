@@ -60,10 +60,10 @@ async def episode(n: int, task_ids: list[str], arrived: asyncio.Barrier, counted
         assert isinstance(env, SqlEnv)
         task = task_ids[n % len(task_ids)]
         await env.reset(task_id=task)
-        await env.step(get_task(task).gold)
+        await env.gym.step(get_task(task).gold)
         await arrived.wait()  # every env holds its helper now: count them before any closes
         await counted.wait()
-        _, reward, *_ = await env.step("submit")
+        _, reward, *_ = await env.gym.step("submit")
         return reward
 
 

@@ -85,7 +85,7 @@ async def test_every_refused_lock_attack_works_when_not_refused(env: SqlEnv, tem
     assert await asyncio.to_thread(lock_holder, name) != "NULL", f"no lock taken by {attack!r}"
     await raw(env, "SELECT RELEASE_ALL_LOCKS()")
     assert await asyncio.to_thread(lock_holder, name) == "NULL"
-    obs, _, _, _, info = await env.step(attack)
+    obs, _, _, _, info = await env.gym.step(attack)
     assert info["errored"] and obs.startswith("Error: refused:"), (attack, obs)
     assert await asyncio.to_thread(lock_holder, name) == "NULL", attack
 

@@ -13,12 +13,22 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from intercode_agents.envs.base import ActionResult, Env, parse_submit
+    from intercode_agents.envs.base import ActionResult, Env
+    from intercode_agents.envs.recorder import EpisodeRecorder
     from intercode_agents.envs.registry import make_env
+    from intercode_agents.envs.steps import StepResult, Submit, read_action
 
 # Imported on first use, so that a family's light modules (the Python scorer's check process imports
 # ``envs.python.checks``) load without the env machinery.
-_LAZY = {"ActionResult": "base", "Env": "base", "parse_submit": "base", "make_env": "registry"}
+_LAZY = {
+    "ActionResult": "base",
+    "Env": "base",
+    "EpisodeRecorder": "recorder",
+    "StepResult": "steps",
+    "Submit": "steps",
+    "make_env": "registry",
+    "read_action": "steps",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -27,4 +37,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["ActionResult", "Env", "make_env", "parse_submit"]
+__all__ = ["ActionResult", "Env", "EpisodeRecorder", "StepResult", "Submit", "make_env", "read_action"]

@@ -1,23 +1,17 @@
 """The episode API shared by every environment (Gymnasium semantics, async).
 
-An :class:`Env` owns its sandboxes. ``reset`` starts a task from a pristine state, ``step`` runs one
-action, and the action ``submit`` (with an argument for Python and CTF) ends the episode and earns
-the reward. Concrete envs implement three hooks: ``_prepare`` (get a pristine sandbox for a task),
-``_execute`` (run one action) and ``_score`` (compute the reward of a submission).
-
-``step`` returns ``(observation, reward, terminated, truncated, info)``. ``info`` always carries:
-
-- ``turn`` (int), ``action_type`` ("action" | "submit" | "invalid")
-- ``exit_code`` (int | None), ``errored`` (bool: the action failed to run)
-- ``timed_out`` (bool), ``output_truncated`` (bool: cut at the sandbox's capture cap), ``duration_s``
-
-and at submit also ``reward_parts`` (dict) and ``corrupt`` (bool: the gold itself fails; unscored).
+An :class:`Env` owns its sandboxes. ``reset`` starts a task from a pristine state, ``step(command)``
+runs one command and ``submit(answer)`` (an answer for Python and CTF; Bash and SQL submit their last
+output) ends the episode and earns the reward. Both return a typed
+:class:`~intercode_agents.envs.steps.StepResult`; ``env.gym`` (:class:`~intercode_agents.envs.gym.GymView`)
+reads action text, ``submit`` included, and answers with Gymnasium's 5-tuple. Concrete envs implement
+three hooks: ``_prepare`` (get a pristine sandbox for a task), ``_execute`` (run one action) and
+``_score`` (compute the reward of a submission).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -26,15 +20,14 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from intercode_agents.datasets.task import TaskDetails
+from intercode_agents.envs.gym import GymView
+from intercode_agents.envs.steps import StepKind, StepResult
 from intercode_agents.errors import ConfigError, InvalidAction, SessionDied
 from intercode_agents.reward import RewardResult, check_mode
 
 if TYPE_CHECKING:
     from intercode_agents.datasets import Task
     from intercode_agents.datasets.sources import TaskSource
-
-
-_SUBMIT = re.compile(r"^\s*submit\b[ \t]*(.*)\Z", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -60,12 +53,6 @@ def unreadable(text: object) -> str | None:
         bad = text[exc.start : exc.end]
         return f"the action holds text that is not valid Unicode ({bad!r} at position {exc.start})"
     return None
-
-
-def parse_submit(action: str) -> str | None:
-    """Return the submit argument ('' when bare) if ``action`` is a submit, else None."""
-    m = _SUBMIT.match(action)
-    return m.group(1).strip() if m else None
 
 
 class Env(ABC):
@@ -174,35 +161,64 @@ class Env(ABC):
         info = {"task_id": task.id, "split": task.split, "group": dict(task.group), "image": task.image}
         return self.task_prompt(task), info
 
-    async def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        if self.done:
-            raise ConfigError("the episode is over; call reset() to start another")
+    async def step(self, command: str) -> StepResult:
+        """Run ``command`` (never read as a submit: that is :meth:`submit`)."""
+        self._require_open()
         self.turns += 1
-        base: dict[str, Any] = {"turn": self.turns}
-        problem = unreadable(action)  # a submit too must be text that can be sent
-        submitted = parse_submit(action) if problem is None else None
-        if submitted is not None:
-            return await self._submit(submitted, base)
-        problem = problem or self.validate_action(action)
+        problem = self.validate_action(command)
         if problem:
             result = ActionResult(observation=f"Invalid action: {problem}", errored=True)
-            base["action_type"] = "invalid"
+            kind: StepKind = "invalid"
         else:
             started = time.perf_counter()
-            result = self._annotate(await self._run_action(action))
+            result = self._annotate(await self._run_action(command))
             if not result.duration_s:
                 result = dataclasses.replace(result, duration_s=time.perf_counter() - started)
-            base["action_type"] = "action"
+            kind = "action"
             self.last_observation = result.observation
-        info = base | {
-            "exit_code": result.exit_code,
-            "errored": result.errored,
-            "timed_out": result.timed_out,
-            "output_truncated": result.output_truncated,
-            "duration_s": result.duration_s,
-        }
-        truncated = self.max_turns is not None and self.turns >= self.max_turns
-        return result.observation, 0.0, False, truncated, info
+        return StepResult(
+            observation=result.observation,
+            kind=kind,
+            turn=self.turns,
+            exit_code=result.exit_code,
+            errored=result.errored,
+            timed_out=result.timed_out,
+            output_truncated=result.output_truncated,
+            duration_s=result.duration_s,
+            truncated=self.max_turns is not None and self.turns >= self.max_turns,
+        )
+
+    async def submit(self, answer: str = "") -> StepResult:
+        """End the episode and score it: ``answer`` for envs whose submit takes one (Python, CTF),
+        the last output otherwise (Bash, SQL: ``answer`` is ignored, as in the original)."""
+        self._require_open()
+        self.turns += 1
+        if problem := unreadable(answer):  # a submit too must be text that can be sent
+            return StepResult(
+                observation=f"Invalid action: {problem}", kind="invalid", turn=self.turns, errored=True
+            )
+        self._require_task()
+        started = time.perf_counter()
+        submission = answer if self.submit_takes_argument else self.last_observation
+        score = await self._scored(submission)
+        self.done = True
+        return StepResult(
+            observation=f"Submitted. Reward: {score.reward:g}",
+            kind="submit",
+            turn=self.turns,
+            duration_s=time.perf_counter() - started,
+            score=score,
+            submission=submission,
+        )
+
+    @property
+    def gym(self) -> GymView:
+        """This env as Gymnasium's API over text actions (``submit ...`` included), 5-tuples out."""
+        return GymView(self)
+
+    def _require_open(self) -> None:
+        if self.done:
+            raise ConfigError("the episode is over; call reset() to start another")
 
     async def evaluate(self, submission: str | None = None) -> RewardResult:
         """Score the current state as if submitted now; the episode goes on (Try Again scores every turn)."""
@@ -255,27 +271,6 @@ class Env(ABC):
         stopped, say, or its programs changed). Envs whose agent has no sandbox of its own say False:
         every failure is then the harness's."""
         return False
-
-    async def _submit(
-        self, argument: str, base: dict[str, Any]
-    ) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        self._require_task()
-        started = time.perf_counter()
-        submission = argument if self.submit_takes_argument else self.last_observation
-        result = await self._scored(submission)
-        self.done = True
-        info = base | {
-            "action_type": "submit",
-            "exit_code": None,
-            "errored": False,
-            "timed_out": False,
-            "output_truncated": False,
-            "duration_s": time.perf_counter() - started,
-            "reward_parts": dict(result.parts),
-            "corrupt": result.corrupt,
-            "submission": submission,
-        }
-        return f"Submitted. Reward: {result.reward:g}", result.reward, True, False, info
 
     # -- helpers for subclasses and tools --------------------------------------------------------
     def task_prompt(self, task: Task) -> str:

@@ -28,14 +28,15 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 
-from intercode_agents.envs.base import Env, parse_submit
+from intercode_agents.envs.base import Env
 from intercode_agents.envs.bash.guard import Flag, bash_flags
 from intercode_agents.envs.sql.guard import sql_refusal
+from intercode_agents.envs.steps import GuardNote, StepKind, StepResult, Submit, read_action
 from intercode_agents.errors import IntercodeError
 from intercode_agents.guards.checkpoint import (
     Checkpoint,
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
     from intercode_agents.sandbox import Sandbox
 
 ROLLBACK_ACTION = re.compile(r"\s*rollback(?:\s+(last|start))?\s*", re.IGNORECASE)
-StepTuple = tuple[str, float, bool, bool, dict[str, Any]]
 
 
 class NothingToRollBack(IntercodeError):
@@ -69,13 +69,13 @@ class Prepared:
     checkpoints: list[Checkpoint] = field(default_factory=list)
     skipped: str | None = None  # why a flagged command got no checkpoint
 
-    def info(self) -> dict[str, Any]:
-        return {
-            "refusal": self.refusal,
-            "flags": [flag.describe() for flag in self.flags],
-            "checkpoint": [cp.note() for cp in self.checkpoints] or None,
-            "checkpoint_skipped": self.skipped,
-        }
+    def note(self) -> GuardNote:
+        return GuardNote(
+            flags=[flag.describe() for flag in self.flags],
+            checkpoint=[cp.note() for cp in self.checkpoints] or None,
+            refusal=self.refusal,
+            checkpoint_skipped=self.skipped,
+        )
 
 
 def model_name(model: BaseChatModel | None) -> str | None:
@@ -269,46 +269,45 @@ class Guard:
             return argument
         return self.env.last_observation
 
-    # -- a drop-in for env.step -----------------------------------------------------------------
-    async def step(self, action: str, *, turn: int | None = None, review: bool = True) -> StepTuple:
-        """``env.step`` with the safeguards; ``info["guard"]`` says what they did. ``review=False``
-        submits without the critic (a forced submit when the turns ran out)."""
-        argument = parse_submit(action) if isinstance(action, str) else None
-        if argument is not None:
-            return await self._submit(action, argument, review=review)
-        if isinstance(action, str) and (wanted := ROLLBACK_ACTION.fullmatch(action)) and self.can_roll_back:
+    # -- the env's API, guarded -------------------------------------------------------------------
+    async def act(self, text: str, *, turn: int | None = None, review: bool = True) -> StepResult:
+        """Text from a model or a client: ``submit ...`` submits, ``rollback [last|start]`` rolls the
+        task files back (where rollback is on), anything else is a command."""
+        read = read_action(text)
+        if isinstance(read, Submit):
+            return await self.submit(read.answer, review=review)
+        if (wanted := ROLLBACK_ACTION.fullmatch(text)) and self.can_roll_back:
             self.turn = turn if turn is not None else self.turn + 1
-            return await self._rollback_step(wanted.group(1) or "last")
-        prepared = await self.prepare(action, turn=turn)
+            return await self.rollback_step(wanted.group(1) or "last")
+        return await self.step(read, turn=turn)
+
+    async def step(self, command: str, *, turn: int | None = None) -> StepResult:
+        """``env.step`` with the safeguards; the result's ``guard`` note says what they did."""
+        prepared = await self.prepare(command, turn=turn)
         if prepared.refusal is not None:
-            info = self._info("refused", errored=True) | {"guard": prepared.info()}
-            return f"Refused by the guard: {prepared.refusal}", 0.0, False, self._truncated(), info
-        observation, reward, terminated, truncated, info = await self.env.step(action)
-        note = None
-        if info.get("action_type") == "action":
-            note = await self.settle(
-                prepared,
-                observation=observation,
-                errored=bool(info.get("errored")),
-                exit_code=info.get("exit_code"),
+            return self._own_step(
+                "refused", f"Refused by the guard: {prepared.refusal}", errored=True, note=prepared.note()
             )
+        result = await self.env.step(command)
+        note = None
+        if result.kind == "action":
+            note = await self.settle(
+                prepared, observation=result.observation, errored=result.errored, exit_code=result.exit_code
+            )
+        observation = result.observation
         if note is not None:
             verified = "" if note["verified"] else " (the restored state did NOT match the checkpoint)"
             observation += (
                 f"\n[guard: {note['reason']}; the task files were rolled back to before it{verified}]"
             )
-        info["guard"] = prepared.info() | {"rollback": note}
-        return observation, reward, terminated, truncated, info
+        return result.replace(observation=observation, guard=replace(prepared.note(), rollback=note))
 
-    async def _submit(self, action: str, argument: str, *, review: bool) -> StepTuple:
-        verdict = (
-            await self.review(self.candidate(argument)) if review and self.env.task is not None else None
-        )
+    async def submit(self, answer: str = "", *, review: bool = True) -> StepResult:
+        """``env.submit`` after the critic's review; ``review=False`` submits without it (a forced
+        submit when the turns ran out)."""
+        verdict = await self.review(self.candidate(answer)) if review and self.env.task is not None else None
         if verdict is not None and not verdict.accepted:
             self.turn += 1
-            info = self._info("vetoed", errored=False) | {
-                "guard": {"veto": verdict.reasons, "veto_source": verdict.source}
-            }
             left = self.policy.max_vetoes - self.vetoes
             text = f"Not submitted: a reviewer sent the answer back: {verdict.reasons}"
             text += (
@@ -316,17 +315,15 @@ class Guard:
                 if left
                 else " (the next submit is final)"
             )
-            return text, 0.0, False, self._truncated(), info
-        observation, reward, terminated, truncated, info = await self.env.step(action)
-        if verdict is not None:
-            info["guard"] = {"review": verdict.reasons, "review_source": verdict.source}
-        return observation, reward, terminated, truncated, info
+            return self._own_step("vetoed", text, errored=False, note=GuardNote(veto=verdict.reasons))
+        return await self.env.submit(answer)
 
-    async def _rollback_step(self, to: str) -> StepTuple:
+    async def rollback_step(self, to: str = "last") -> StepResult:
+        """A rollback as a step of the episode (the ``rollback`` action and tool)."""
         try:
             note = await self.rollback(to)
         except NothingToRollBack as exc:
-            return str(exc), 0.0, False, self._truncated(), self._info("rollback", errored=True)
+            return self._own_step("rollback", str(exc), errored=True)
         state = (
             "verified by digest"
             if note["verified"]
@@ -336,19 +333,20 @@ class Guard:
             "the start of the episode" if note["to_turn"] == 0 else f"its state before turn {note['to_turn']}"
         )
         text = f"Rolled back {', '.join(self.task_dirs)} to {target} ({state})."
-        info = self._info("rollback", errored=not note["verified"]) | {"guard": {"rollback": note}}
-        return text, 0.0, False, self._truncated(), info
+        return self._own_step("rollback", text, errored=not note["verified"], note=GuardNote(rollback=note))
 
-    def _info(self, action_type: str, *, errored: bool) -> dict[str, Any]:
-        return {
-            "turn": self.env.turns,
-            "action_type": action_type,
-            "exit_code": None,
-            "errored": errored,
-            "timed_out": False,
-            "output_truncated": False,
-            "duration_s": 0.0,
-        }
+    def _own_step(
+        self, kind: StepKind, text: str, *, errored: bool, note: GuardNote | None = None
+    ) -> StepResult:
+        """A step the guard answered itself (the env ran nothing)."""
+        return StepResult(
+            observation=text,
+            kind=kind,
+            turn=self.env.turns,
+            errored=errored,
+            truncated=self._truncated(),
+            guard=note,
+        )
 
     def _truncated(self) -> bool:
         return self.env.max_turns is not None and self.env.turns >= self.env.max_turns

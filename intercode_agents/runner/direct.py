@@ -9,14 +9,14 @@ follows from its reward and parts (:meth:`~intercode_agents.trajectory.Trajector
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from intercode_agents.datasets import Task
 from intercode_agents.envs.base import Env
+from intercode_agents.envs.recorder import EpisodeRecorder
+from intercode_agents.envs.steps import StepResult, Submit, read_action
 from intercode_agents.errors import ConfigError, UnknownTask
-from intercode_agents.trajectory import Step, Trajectory
+from intercode_agents.trajectory import Trajectory
 
 DIRECT = "direct"  # the strategy name of episodes no prompting strategy drove
 FORCED_SUBMIT = "no action left: the episode is submitted as it stands"
@@ -59,40 +59,32 @@ async def play_direct(
     model: str,
     seed: int | None = None,
     max_turns: int | None = None,
-    on_observation: Callable[[str, dict[str, Any]], None] | None = None,
+    on_observation: Callable[[StepResult], None] | None = None,
 ) -> Trajectory:
-    """Play ``task`` on ``env`` with actions from ``next_action`` until a submit (or ``max_turns``)."""
-    started, clock = time.time(), time.perf_counter()
-    traj = Trajectory(
-        task_id=task.id,
-        env=env.name,
-        strategy=DIRECT,
-        model=model,
-        seed=seed,
-        reward_mode=env.reward_mode,
-        execution=env.execution,
-        context={"max_turns": max_turns, "policy": model, "language": env.language},
-        started_at=started,
-    )
+    """Play ``task`` on ``env`` with actions from ``next_action`` until a submit (or ``max_turns``).
+
+    The actions are text (a gold, a recorded action, what a person typed): ``submit ...`` submits,
+    read by :func:`~intercode_agents.envs.steps.read_action`."""
+    context = {"max_turns": max_turns, "policy": model, "language": env.language}
+    recorder = EpisodeRecorder(env, strategy=DIRECT, model=model, seed=seed, context=context)
+    recorder.trajectory.task_id = task.id
     try:
-        await _play(env, task, next_action, traj, max_turns, on_observation)
+        await _play(env, task, next_action, recorder, max_turns, on_observation)
     except (ConfigError, UnknownTask):
         raise
     except Exception as exc:
-        traj.outcome, traj.error = "env_error", f"{type(exc).__name__}: {exc}"
-    else:
-        traj.settle()
-    traj.duration_s = time.perf_counter() - clock
-    return traj
+        recorder.failed("env_error", f"{type(exc).__name__}: {exc}")
+        return recorder.finish(settle=False)
+    return recorder.finish()
 
 
 async def _play(
     env: Env,
     task: Task,
     next_action: NextAction,
-    traj: Trajectory,
+    recorder: EpisodeRecorder,
     max_turns: int | None,
-    on_observation: Callable[[str, dict[str, Any]], None] | None,
+    on_observation: Callable[[StepResult], None] | None,
 ) -> None:
     try:
         observation, info = await env.reset(task=task)
@@ -100,46 +92,18 @@ async def _play(
         raise
     except Exception as exc:
         raise RuntimeError(f"env reset failed: {type(exc).__name__}: {exc}") from exc
-    traj.group = dict(info.get("group") or {})
-    traj.question = observation
-    traj.image_id = info.get("image")
+    recorder.started(observation, info)
     turn = 0
     while not env.done:
-        action = None if max_turns is not None and turn >= max_turns else await next_action(turn, observation)
-        forced = action is None
-        if forced:
-            action = "submit"
+        text = None if max_turns is not None and turn >= max_turns else await next_action(turn, observation)
+        forced = text is None
+        if text is None:
+            text = "submit"
         else:
             turn += 1
-        observation, reward, terminated, _, info = await env.step(action)
-        traj.steps.append(_step(len(traj.steps) + 1, action, observation, info, forced))
+        action = read_action(text)
+        result = await (env.submit(action.answer) if isinstance(action, Submit) else env.step(action))
+        observation = result.observation
+        recorder.step(result, text, thought=FORCED_SUBMIT if forced else None)
         if on_observation is not None:
-            on_observation(observation, info)
-        if terminated:
-            _finish(traj, reward, info)
-
-
-def _step(number: int, action: str, observation: str, info: dict[str, Any], forced: bool) -> Step:
-    kind = info.get("action_type", "action")
-    return Step(
-        turn=number,
-        kind=kind if kind in ("action", "submit", "invalid") else "action",
-        action=action,
-        observation=observation,
-        exit_code=info.get("exit_code"),
-        errored=bool(info.get("errored")),
-        reward=None,
-        duration_s=float(info.get("duration_s") or 0.0),
-        output_truncated=bool(info.get("output_truncated")),
-        timed_out=bool(info.get("timed_out")),
-        thought=FORCED_SUBMIT if forced else None,
-    )
-
-
-def _finish(traj: Trajectory, reward: float, info: dict[str, Any]) -> None:
-    traj.reward = float(reward)
-    traj.steps[-1].reward = float(reward)
-    parts = dict(info.get("reward_parts") or {})
-    if info.get("corrupt"):
-        parts["corrupt"] = True
-    traj.reward_parts = parts
+            on_observation(result)

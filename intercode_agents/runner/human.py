@@ -20,6 +20,7 @@ from rich.panel import Panel
 
 from intercode_agents.datasets import Task
 from intercode_agents.envs.base import Env
+from intercode_agents.envs.steps import StepResult
 from intercode_agents.runner.direct import NextAction
 from intercode_agents.trajectory import Trajectory
 
@@ -98,9 +99,9 @@ class TerminalHuman:
         self.console.print(Panel(prompt, title=f"{task.id}", subtitle=f"reward: {env.reward_mode}"))
         self.console.print(HELP, markup=False)
 
-    def show_observation(self, observation: str, info: dict[str, object]) -> None:
-        if info.get("action_type") != "submit":
-            self.console.print(observation, markup=False)
+    def show_observation(self, result: StepResult) -> None:
+        if result.kind != "submit":
+            self.console.print(result.observation, markup=False)
 
     def show_result(self, traj: Trajectory) -> None:
         if traj.outcome == "env_error":

@@ -229,7 +229,7 @@ class AgentGate:
             self._after_turn()
             raise ToolException(content)
         if isinstance(tool, SubmitTool):
-            self.run.finish(artifact["reward"], artifact)
+            self.run.finish(artifact["reward"], artifact["reward_parts"])
             self._step(
                 "submit",
                 artifact["action"],

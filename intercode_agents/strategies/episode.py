@@ -21,6 +21,8 @@ from langchain_core.messages import BaseMessage
 from langchain_core.prompts import PromptTemplate
 
 from intercode_agents.envs.base import Env
+from intercode_agents.envs.recorder import EpisodeRecorder
+from intercode_agents.envs.steps import StepResult
 from intercode_agents.errors import IntercodeError
 from intercode_agents.models.calls import ModelCallFailed, ModelReply, call_model, is_transient
 from intercode_agents.strategies.budget import EpisodeBudget
@@ -67,18 +69,6 @@ def context_full(exc: BaseException) -> bool:
     return False
 
 
-def guard_fields(info: dict[str, Any]) -> dict[str, Any]:
-    """The Step fields that say what the guards did (``info["guard"]`` of a guarded step)."""
-    guard = info.get("guard") or {}
-    return {
-        "guard_flags": list(guard.get("flags") or []),
-        "checkpoint": guard.get("checkpoint"),
-        "rollback": guard.get("rollback"),
-        "refusal": guard.get("refusal"),
-        "veto": guard.get("veto"),
-    }
-
-
 _STEP_KINDS = ("action", "invalid", "refused", "rollback")
 
 
@@ -116,6 +106,9 @@ class EpisodeRun:
     ) -> None:
         self.env, self.model, self.config, self.prompts = env, model, config, prompts
         self.trajectory = trajectory
+        self.recorder = EpisodeRecorder(
+            env, strategy=trajectory.strategy, model=trajectory.model, trajectory=trajectory
+        )
         self.budget = budget or EpisodeBudget()
         self.turns_used = 0
         self.turn_limit_reached = False
@@ -230,58 +223,56 @@ class EpisodeRun:
         """Record a reply without a usable action; the feedback tells the model why."""
         self.count_turn()
         feedback = feedback if feedback is not None else self.render("invalid", reason=reason)
-        step = Step(
+        step = self.recorder.note(
+            "invalid",
+            text,
+            feedback,
             turn=self.turns_used,
-            kind="invalid",
-            action=text,
-            observation=feedback,
             errored=True,
             thought=thought,
+            tokens=_tokens(reply),
         )
-        return TurnResult("invalid", feedback, self.record(step, reply), from_parser=True)
+        return TurnResult("invalid", feedback, step, from_parser=True)
 
     async def act(
         self, action: str, *, thought: str | None = None, reply: ModelReply | None = None, score: bool = False
     ) -> TurnResult:
         """Run ``action``; with ``score`` also evaluate the state it leaves (Try Again)."""
         self.count_turn()
-        observation, _, _, turn_limit, info = await self._env_call("step", self.env_step(action))
-        self.turn_limit_reached = self.turn_limit_reached or turn_limit
-        kind = info.get("action_type") if info.get("action_type") in _STEP_KINDS else "action"
+        result = await self._env_call("step", self.env_step(action))
+        self.turn_limit_reached = self.turn_limit_reached or result.truncated
+        kind = result.kind if result.kind in _STEP_KINDS else "action"
         if kind == "action":
             self.actions.append(action)
-            self.observations.append(observation)
+            self.observations.append(result.observation)
         view = model_view(
-            observation,
+            result.observation,
             self.config.observation_limit,
-            exit_code=info.get("exit_code"),
-            timed_out=bool(info.get("timed_out")),
-            notes=((TURN_LIMIT_NOTE,) if turn_limit else ()) + self.budget_notes(),
+            exit_code=result.exit_code,
+            timed_out=result.timed_out,
+            notes=((TURN_LIMIT_NOTE,) if result.truncated else ()) + self.budget_notes(),
         )
         reward = await self.evaluate() if score and kind == "action" else None
-        step = Step(
+        step = self.recorder.step(
+            result,
+            action,
             turn=self.turns_used,
-            kind=kind,
-            action=action,
-            observation=view.text,
-            exit_code=info.get("exit_code"),
-            errored=bool(info.get("errored")),
+            shown=view.text,
+            shown_truncated=view.truncated,
             reward=reward,
-            duration_s=float(info.get("duration_s") or 0.0),
-            observation_truncated=view.truncated,
-            output_truncated=bool(info.get("output_truncated")),
-            timed_out=bool(info.get("timed_out")),
             thought=thought,
-            **guard_fields(info),
+            tokens=_tokens(reply),
         )
-        return TurnResult(kind, view.text, self.record(step, reply), reward=reward)
+        return TurnResult(kind, view.text, step, reward=reward)
 
-    def env_step(
-        self, action: str, *, forced: bool = False
-    ) -> Awaitable[tuple[str, float, bool, bool, dict[str, Any]]]:
-        """The env's step for ``action`` (the guarded strategy puts its guard here). ``forced``: a submit
-        the strategy makes because the turns ran out."""
-        return self.env.step(action)
+    def env_step(self, command: str) -> Awaitable[StepResult]:
+        """The env's step for ``command`` (the guarded strategy puts its guard here)."""
+        return self.env.step(command)
+
+    def env_submit(self, answer: str, *, forced: bool = False) -> Awaitable[StepResult]:
+        """The env's submit (the guarded strategy puts its guard here). ``forced``: a submit the
+        strategy makes because the turns ran out."""
+        return self.env.submit(answer)
 
     async def evaluate(self) -> float:
         """The reward of the current state, as if submitted now; the episode goes on."""
@@ -304,44 +295,23 @@ class EpisodeRun:
             self.count_turn()
         if not argument and self.env.submit_takes_argument:
             argument = self.submission_candidate()
-        action = f"submit {argument}" if argument else "submit"
-        observation, reward, done, _, info = await self._env_call(
-            "submit", self.env_step(action, forced=forced)
+        action = f"submit {argument}" if argument else "submit"  # how the record shows it
+        result = await self._env_call("submit", self.env_submit(argument or "", forced=forced))
+        step = self.recorder.step(
+            result,
+            action,
+            turn=self.turns_used + (1 if forced and result.kind == "submit" else 0),
+            thought=thought or (FORCED_SUBMIT if forced and result.kind == "submit" else None),
+            tokens=_tokens(reply),
         )
-        if not done and info.get("action_type") == "vetoed":
-            step = Step(
-                turn=self.turns_used,
-                kind="vetoed",
-                action=action,
-                observation=observation,
-                duration_s=float(info.get("duration_s") or 0.0),
-                thought=thought,
-                **guard_fields(info),
-            )
-            return TurnResult("vetoed", observation, self.record(step, reply))
-        step = Step(
-            turn=self.turns_used + (1 if forced else 0),
-            kind="submit",
-            action=action,
-            observation=observation,
-            reward=reward,
-            duration_s=float(info.get("duration_s") or 0.0),
-            thought=thought or (FORCED_SUBMIT if forced else None),
-        )
-        self.finish(reward, info)
-        return TurnResult("submit", observation, self.record(step, reply), reward=reward, done=True)
+        if result.kind == "vetoed":
+            return TurnResult("vetoed", result.observation, step)
+        return TurnResult("submit", result.observation, step, reward=result.reward, done=True)
 
-    def finish(self, reward: float, info: dict[str, Any]) -> None:
-        """Store the final reward of a submit (also used by strategies that submit through tools).
-
-        The outcome follows from them (:meth:`Trajectory.settle`): a gold that cannot run makes the
-        episode ``corrupt``, a sandbox the agent destroyed (``sandbox_lost``) makes it ``failed``.
-        """
-        self.trajectory.reward = float(reward)
-        parts = dict(info.get("reward_parts") or {})
-        if info.get("corrupt"):
-            parts["corrupt"] = True
-        self.trajectory.reward_parts = parts
+    def finish(self, reward: float, parts: dict[str, Any]) -> None:
+        """Store the score of a submit made through a tool: its reward and parts (``corrupt`` among
+        them when the gold cannot run). The outcome follows from them (:meth:`Trajectory.settle`)."""
+        self.recorder.scored(reward, parts)
 
     def submission_candidate(self) -> str | None:
         """What a submit without an argument should carry: None (the last output) for Bash/SQL,
@@ -355,10 +325,8 @@ class EpisodeRun:
 
     def record(self, step: Step, reply: ModelReply | None = None) -> Step:
         """Append ``step`` to the trajectory, with the tokens of the reply that led to it."""
-        if reply is not None:
-            step.input_tokens, step.output_tokens = reply.input_tokens, reply.output_tokens
-        self.trajectory.steps.append(step)
-        return step
+        step.input_tokens, step.output_tokens = _tokens(reply)
+        return self.recorder.add(step)
 
     # -- internals --------------------------------------------------------------------------------
 
@@ -367,3 +335,7 @@ class EpisodeRun:
             return await call
         except Exception as exc:
             raise EnvFailure(f"env {what} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _tokens(reply: ModelReply | None) -> tuple[int, int]:
+    return (reply.input_tokens, reply.output_tokens) if reply is not None else (0, 0)

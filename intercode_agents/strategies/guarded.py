@@ -12,10 +12,12 @@ settings of this strategy); the trajectory's steps record every refusal, checkpo
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from intercode_agents.envs.steps import StepResult
 from intercode_agents.guards import Guard, GuardPolicy
 from intercode_agents.strategies.config import StrategyConfig
 from intercode_agents.strategies.episode import EpisodeRun
@@ -57,14 +59,18 @@ class GuardedEpisodeRun(EpisodeRun):
         await self._env_call("guard start", self.guard.begin())
         self._keep_record()
 
-    async def _guarded_step(self, action: str, forced: bool) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    async def _kept(self, call: Awaitable[StepResult]) -> StepResult:
         try:
-            return await self.guard.step(action, turn=self.turns_used, review=not forced)
+            return await call
         finally:
             self._keep_record()
 
-    def env_step(self, action: str, *, forced: bool = False) -> Any:
-        return self._guarded_step(action, forced)
+    def env_step(self, command: str) -> Awaitable[StepResult]:
+        """The model's action text through the guard (``rollback`` is one of its actions)."""
+        return self._kept(self.guard.act(command, turn=self.turns_used))
+
+    def env_submit(self, answer: str, *, forced: bool = False) -> Awaitable[StepResult]:
+        return self._kept(self.guard.submit(answer, review=not forced))
 
     def _keep_record(self) -> None:
         """The guard's policy, counts and critic usage, on the trajectory."""

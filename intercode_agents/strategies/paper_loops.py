@@ -31,7 +31,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from intercode_agents.envs.base import Env, parse_submit
+from intercode_agents.envs.base import Env
+from intercode_agents.envs.steps import Submit, read_action
 from intercode_agents.errors import ConfigError
 from intercode_agents.models.calls import ModelReply
 from intercode_agents.strategies.episode import EpisodeRun, is_full
@@ -94,7 +95,7 @@ async def carry_out(
     if not is_code:
         result = run.invalid(text, "no code", thought=thought, reply=reply, feedback=run.render("invalid"))
         return PaperTurn(result.feedback)
-    if parse_submit(text) is not None:
+    if isinstance(read_action(text), Submit):
         result = await run.submit(thought=thought, reply=reply)
         return PaperTurn(result.feedback, reward=result.reward, done=True)
     result = await run.act(text, thought=thought, reply=reply, score=score)

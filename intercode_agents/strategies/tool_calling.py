@@ -89,7 +89,7 @@ class ToolCalling(Strategy):
             return
         turn = run.count_turn()
         if submit:
-            run.finish(artifact["reward"], artifact)
+            run.finish(artifact["reward"], artifact["reward_parts"])
             step = Step(
                 turn=turn,
                 kind="submit",

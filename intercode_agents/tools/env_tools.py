@@ -14,14 +14,15 @@ after the other; tools of different envs run concurrently.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 from weakref import WeakKeyDictionary
 
 from langchain_core.tools import BaseTool, BaseToolkit, ToolException
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, create_model
 
-from intercode_agents.envs.base import Env, parse_submit
+from intercode_agents.envs.base import Env
+from intercode_agents.envs.steps import StepResult, Submit, read_action
 from intercode_agents.errors import InvalidAction
 from intercode_agents.tools.messages import async_only, bad_arguments
 from intercode_agents.tools.observation import (
@@ -110,14 +111,14 @@ class _EnvTool(BaseTool):
     def _run(self, *args: Any, **kwargs: Any) -> Any:
         raise async_only(self.name)
 
-    async def _step(
-        self, action: str, *, needs_task: bool = False
-    ) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    async def _call(
+        self, call: Callable[[], Awaitable[StepResult]], *, needs_task: bool = False
+    ) -> StepResult:
         self._last_failure = None
         async with env_lock(self.env):
             _ensure_running(self.env, needs_task=needs_task)
             try:
-                return await self.env.step(action)
+                return await call()
             except InvalidAction as exc:
                 raise ToolException(f"invalid action: {exc}") from exc
             except Exception as exc:
@@ -129,29 +130,29 @@ class _RunTool(_EnvTool):
     """Runs one action in the episode and returns its (truncated) output."""
 
     async def _act(self, action: str) -> tuple[str, dict[str, Any]]:
-        if parse_submit(action) is not None:
+        if isinstance(read_action(action), Submit):  # a model's text: say where submitting is
             raise ToolException("to finish the task, call the `submit` tool instead of running `submit`")
-        observation, _, _, turn_limit, info = await self._step(action)
-        if info.get("action_type") == "invalid":
-            raise ToolException(observation)
+        result = await self._call(lambda: self.env.step(action))
+        if result.kind == "invalid":
+            raise ToolException(result.observation)
         view = model_view(
-            observation,
+            result.observation,
             self.observation_limit,
-            exit_code=info.get("exit_code"),
-            timed_out=bool(info.get("timed_out")),
-            notes=(TURN_LIMIT_NOTE,) if turn_limit else (),
+            exit_code=result.exit_code,
+            timed_out=result.timed_out,
+            notes=(TURN_LIMIT_NOTE,) if result.truncated else (),
         )
         artifact = {
             "action": action,
-            "output": cap_output(observation),
-            "exit_code": info.get("exit_code"),
-            "errored": bool(info.get("errored")),
-            "timed_out": bool(info.get("timed_out")),
-            "output_truncated": bool(info.get("output_truncated")),
+            "output": cap_output(result.observation),
+            "exit_code": result.exit_code,
+            "errored": result.errored,
+            "timed_out": result.timed_out,
+            "output_truncated": result.output_truncated,
             "observation_truncated": view.truncated,
-            "duration_s": float(info.get("duration_s") or 0.0),
-            "turn": info.get("turn"),
-            "turn_limit_reached": turn_limit,
+            "duration_s": result.duration_s,
+            "turn": result.turn,
+            "turn_limit_reached": result.truncated,
         }
         return view.text, artifact
 
@@ -212,23 +213,23 @@ class SubmitTool(_EnvTool):
             self.args_schema = _answer_schema(self.env.answer_description)
 
     async def _arun(self, answer: str = "") -> tuple[str, dict[str, Any]]:
-        action = "submit"
         if self.env.submit_takes_argument:
             answer = answer.strip() or self.env.default_submission()
             if not answer:
                 raise ToolException("submit needs an answer: pass it as `answer`")
-            action = f"submit {answer}"
-        observation, reward, _, _, info = await self._step(action, needs_task=True)
+        else:
+            answer = ""
+        result = await self._call(lambda: self.env.submit(answer), needs_task=True)
         artifact = {
-            "action": action,
-            "reward": reward,
-            "reward_parts": dict(info.get("reward_parts") or {}),
-            "corrupt": bool(info.get("corrupt")),
-            "submission": info.get("submission"),
-            "turn": info.get("turn"),
-            "duration_s": float(info.get("duration_s") or 0.0),
+            "action": f"submit {answer}" if answer else "submit",
+            "reward": result.reward,
+            "reward_parts": result.reward_parts,
+            "corrupt": bool(result.reward_parts.get("corrupt")),
+            "submission": result.submission,
+            "turn": result.turn,
+            "duration_s": result.duration_s,
         }
-        return observation, artifact
+        return result.observation, artifact
 
 
 _RUN_TOOLS: dict[str, type[_RunTool]] = {"bash": RunBashTool, "sql": RunSqlTool, "python": RunPythonTool}

@@ -26,6 +26,7 @@ Async only, like our tools: use ``agent.ainvoke`` / ``agent.astream``.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import asdict, replace
 from typing import Any, Literal
 
 from langchain.agents.middleware import AgentMiddleware
@@ -138,7 +139,7 @@ class GuardMiddleware(AgentMiddleware):
                     tool_call_id=call.get("id") or "",
                     name=name,
                     status="error",
-                    artifact={"action": action, "guard": prepared.info()},
+                    artifact={"action": action, "guard": asdict(prepared.note())},
                 )
             result = await handler(request)
             if not isinstance(result, ToolMessage):
@@ -154,7 +155,7 @@ class GuardMiddleware(AgentMiddleware):
                 content += (
                     f"\n[guard: {note['reason']}; the task files were rolled back to before this command]"
                 )
-            artifact["guard"] = prepared.info() | {"rollback": note}
+            artifact["guard"] = asdict(replace(prepared.note(), rollback=note))
             return result.model_copy(update={"content": content, "artifact": artifact})
 
     async def _submit(
