@@ -114,9 +114,9 @@ class Env(ABC):
     # Folders holding the task's files, which the guards checkpoint and roll back (none by default).
     task_dirs: ClassVar[tuple[str, ...]] = ()
     #: The parts of this class's reward that an agent may be shown (its state against the gold,
-    #: never the gold's own contents); the records keep every part. It counts only on the class
-    #: whose ``_score`` computes the reward: a subclass with a reward of its own names its own, and
-    #: shows none until it does (:mod:`intercode_agents.envs.reward_view`).
+    #: never the gold's own contents); the records keep every part. It counts only when declared by
+    #: the class whose ``_score`` computes the reward or by a subclass of it: a subclass with a reward
+    #: of its own shows none of its parts until it names them (:mod:`intercode_agents.envs.reward_view`).
     agent_parts: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(

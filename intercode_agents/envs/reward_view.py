@@ -17,10 +17,11 @@ gold's) is never listed, nor is one that names a gold path the agent has not tou
 owner). A part a reward adds later stays hidden until its list names it.
 
 Each env class says which parts of its reward an agent may see in :attr:`Env.agent_parts
-<intercode_agents.envs.base.Env.agent_parts>`. That list belongs to the class that computes the
-reward (the one whose ``_score`` made the parts): a subclass that brings a reward of its own (the jq
-example's env, built on the Bash env) shows none of its parts until it names them itself, so a part
-name it shares with the Bash reward can never leak through Bash's list.
+<intercode_agents.envs.base.Env.agent_parts>`. That list belongs to the reward it was written for:
+it counts only when declared by the class whose ``_score`` computes the reward, or by a subclass of
+it. A subclass that brings a reward of its own (the jq example's env, built on the Bash env) shows
+none of its parts until it names them itself, so a part name it shares with the Bash reward can never
+leak through Bash's list.
 """
 
 from __future__ import annotations
@@ -53,16 +54,18 @@ PYTHON_AGENT_PARTS = frozenset({"passed", "timeouts", "same_as_gold", "first_fai
 CTF_AGENT_PARTS = frozenset({"flag", "correct"})
 
 
-def _reward_class(env_type: type[Env]) -> type[Env]:
-    """The class whose ``_score`` computes ``env_type``'s reward."""
-    return next(cls for cls in env_type.__mro__ if "_score" in vars(cls))
+def _defining(env_type: type[Env], name: str) -> type:
+    """The class of ``env_type``'s hierarchy whose body defines ``name``."""
+    return next(cls for cls in env_type.__mro__ if name in vars(cls))
 
 
 def visible_parts(env: Env | type[Env]) -> frozenset[str]:
-    """The names of the reward parts an agent of ``env`` may see (see the module docstring)."""
-    scorer = _reward_class(env if isinstance(env, type) else type(env))
-    own = vars(scorer).get("agent_parts", frozenset())
-    return SANDBOX_PARTS | frozenset(own)
+    """The names of the reward parts an agent of ``env`` may see (see the module docstring): the
+    ``agent_parts`` of the class that computes the reward or of a subclass of it, never a list
+    declared above a ``_score`` that replaced the one it was written for."""
+    env_type = env if isinstance(env, type) else type(env)
+    listed_for_this_reward = issubclass(_defining(env_type, "agent_parts"), _defining(env_type, "_score"))
+    return SANDBOX_PARTS | (frozenset(env_type.agent_parts) if listed_for_this_reward else frozenset())
 
 
 def agent_parts(env: Env | type[Env], parts: Mapping[str, Any]) -> dict[str, Any]:
