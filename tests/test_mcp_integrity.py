@@ -247,13 +247,14 @@ HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "app
 
 @pytest.mark.parametrize("held_start", ["cancelled", "absorbs_the_cancellation"])
 async def test_a_client_that_goes_away_mid_start_leaves_no_episode_and_no_container(
-    monkeypatch: pytest.MonkeyPatch, held_start: str
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, held_start: str
 ) -> None:
     """The start is held at its last step (the guard's start checkpoint) until the client is gone.
     ``cancelled``: the step is interrupted, as any await of the start can be. ``absorbs``: the step
     finishes although it was cancelled, as code that absorbs a cancellation does (Python 3.11's
     ``asyncio.wait_for`` can, when its inner call completes at that moment), so the start goes on to
-    make the episode for a client that will never get its id."""
+    make the episode for a client that will never get its id. No client saw that episode, so it is
+    not recorded either."""
     entered, release = asyncio.Event(), asyncio.Event()
 
     class HeldGuard(Guard):
@@ -269,7 +270,7 @@ async def test_a_client_that_goes_away_mid_start_leaves_no_episode_and_no_contai
     monkeypatch.setattr(episodes_module, "Guard", HeldGuard)
     before = ours()
     port = free_port()
-    async with EpisodeRegistry(ServerOptions(max_episodes=1)) as registry:
+    async with EpisodeRegistry(ServerOptions(max_episodes=1, record_dir=tmp_path)) as registry:
         app = build_server(registry).streamable_http_app(
             streamable_http_path="/mcp", stateless_http=True, host="127.0.0.1"
         )
@@ -303,3 +304,5 @@ async def test_a_client_that_goes_away_mid_start_leaves_no_episode_and_no_contai
             server.should_exit = True
             await serving
     assert ours() - before == set()
+    # one record: the second client's episode, left open when the server stopped
+    assert [r["error"] for r in records(tmp_path)] == ["not submitted: the server is stopping"]

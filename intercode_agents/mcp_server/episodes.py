@@ -26,9 +26,10 @@ them all.
 **A client that goes away during ``start_episode``.** The start runs in a task of its own, so
 cancelling the call (the SDK cancels a request whose HTTP client disconnected; a stdio server
 stops when its client goes away) never interrupts the clean-up of a half-made episode, and an
-episode whose start finished for a caller that is no longer there is ended at once. The registry's
-close waits for starts in flight. What no server can see is a client that goes away after its answer
-was sent: the TTL ends that episode.
+episode whose start finished for a caller that is no longer there is ended at once, unrecorded: no
+client saw its question, so it is no one's failure. The registry's close waits for starts in
+flight. What no server can see is a client that goes away after its answer was sent: the TTL ends
+that episode.
 """
 
 from __future__ import annotations
@@ -230,7 +231,7 @@ class EpisodeRegistry:
 
     async def _end_quietly(self, episode_id: str) -> None:
         with contextlib.suppress(EpisodeError):  # ended meanwhile (the server's close)
-            await self.end(episode_id, why=CLIENT_GONE)
+            await self.end(episode_id, why=CLIENT_GONE, record=False)
 
     async def _open(self, env_name: str, task_id: str | None, reward: str) -> tuple[ServerEpisode, str]:
         overrides: dict[str, Any] = {"reward": reward}
@@ -270,8 +271,11 @@ class EpisodeRegistry:
         self.episodes[episode_id] = episode
         return episode, question
 
-    async def end(self, episode_id: str, *, why: str = "ended by the client") -> Trajectory:
-        """End an episode: record it and remove its containers."""
+    async def end(
+        self, episode_id: str, *, why: str = "ended by the client", record: bool = True
+    ) -> Trajectory:
+        """End an episode: record it (unless ``record`` is False: no client ever saw it) and remove
+        its containers."""
         episode = self.episodes.pop(episode_id, None)
         if episode is None:
             raise EpisodeError(f"no episode {episode_id!r} to end")
@@ -284,7 +288,7 @@ class EpisodeRegistry:
             try:
                 await episode.env.close()
             finally:
-                if self._writer is not None and episode.env.task is not None:
+                if record and self._writer is not None and episode.env.task is not None:
                     self._writer.write(trajectory)
         return trajectory
 
