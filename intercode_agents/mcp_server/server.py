@@ -73,6 +73,7 @@ def build_server(registry: EpisodeRegistry) -> MCPServer:
     server: MCPServer = MCPServer(
         "intercode-agents", instructions=instructions, version=__version__, log_level="WARNING"
     )
+    listing = asyncio.Semaphore(1)  # one selector at a time in a worker thread: many never crowd the loop
 
     @server.tool()
     async def list_tasks(
@@ -84,7 +85,8 @@ def build_server(registry: EpisodeRegistry) -> MCPServer:
         if not 1 <= limit <= MAX_LIST or offset < 0:
             raise ToolError(f"limit is 1..{MAX_LIST} and offset 0 or more")
         try:
-            tasks = await asyncio.to_thread(select_tasks, served_env(env), selector)
+            async with listing:
+                tasks = await asyncio.to_thread(select_tasks, served_env(env), selector)
         except IntercodeError as exc:
             raise ToolError(str(exc)) from exc
         page = tasks[offset : offset + limit]
