@@ -39,6 +39,7 @@ from intercode_agents.envs.paper_execution import (
     paper_shell,
 )
 from intercode_agents.envs.pooled import PooledEnv, timeout_note
+from intercode_agents.envs.reward_view import BASH_AGENT_PARTS
 from intercode_agents.rewards import (
     BashSide,
     PathDigest,
@@ -56,6 +57,7 @@ class BashEnv(PooledEnv):
     default_image = "bash"
     execution_modes = EXECUTION_MODES
     task_dirs = ("/testbed",)
+    agent_parts = BASH_AGENT_PARTS
 
     @classmethod
     def task_details(

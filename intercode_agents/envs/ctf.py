@@ -15,6 +15,7 @@ from intercode_agents.datasets.ctf import ctf_unavailable, remote_service
 from intercode_agents.datasets.sources import TaskSource
 from intercode_agents.envs.base import TaskDetails
 from intercode_agents.envs.bash import BashEnv
+from intercode_agents.envs.reward_view import CTF_AGENT_PARTS
 from intercode_agents.errors import DatasetError, UnknownTask
 from intercode_agents.rewards import RewardResult, ctf_reward
 
@@ -28,6 +29,7 @@ class CtfEnv(BashEnv):
     default_image = "ctf"
     submit_takes_argument = True
     task_dirs = (WORKDIR,)
+    agent_parts = CTF_AGENT_PARTS
     submit_description = "Finish the task: submit the flag you found (for example picoCTF{...})."
     answer_description = "The flag you found."
 

@@ -22,6 +22,7 @@ from typing import Any
 from intercode_agents.datasets import Task
 from intercode_agents.datasets.sources import TaskSource
 from intercode_agents.envs.base import ActionResult, Env, TaskDetails
+from intercode_agents.envs.reward_view import SQL_AGENT_PARTS
 from intercode_agents.envs.sql_gold import SCORE_ROW_CAP, gold_outcome
 from intercode_agents.envs.sql_server import SqlClient, SqlServer, close_server, open_server
 from intercode_agents.errors import DatasetError, SessionDied
@@ -43,6 +44,7 @@ class SqlEnv(Env):
     name = "sql"
     language = "sql"
     action_language = "sql"
+    agent_parts = SQL_AGENT_PARTS
 
     @classmethod
     def task_details(

@@ -336,10 +336,13 @@ class EpisodeRun:
 
         The outcome follows from them (:meth:`Trajectory.settle`): a gold that cannot run makes the
         episode ``corrupt``, a sandbox the agent destroyed (``sandbox_lost``) makes it ``failed``.
+        The parts come from the env's own score of the submit, every part included: a tool's
+        artifact (``info`` of a tool-driven submit) carries only what the agent may see.
         """
         self.trajectory.reward = float(reward)
-        parts = dict(info.get("reward_parts") or {})
-        if info.get("corrupt"):
+        scored = self.env.submitted
+        parts = dict(scored.parts if scored is not None else info.get("reward_parts") or {})
+        if info.get("corrupt") or (scored is not None and scored.corrupt):
             parts["corrupt"] = True
         self.trajectory.reward_parts = parts
 
