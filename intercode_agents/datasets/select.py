@@ -13,8 +13,9 @@ Selector syntax (``select_tasks`` and the CLI's ``--tasks``): comma-separated te
   two forms apart: ``python/mbpp/10`` is always MBPP's id 10, ``python/mbpp/#10`` always position 10;
 - an id glob (``*``, ``?``, ``[...]``): ``bash/fs1/*``, ``sql/spider/1?``;
 - a ``key=value`` filter on a public field of the task: its groups (``hardness=easy``,
-  ``db=poker_player``, ``tag=Forensics``, ``fs=fs2``, a user env's own) and the fields named in
-  :data:`PUBLIC_FILTER_KEYS` (``entry_point``, CTF ``tags``). Values compare case-insensitively; a
+  ``db=poker_player``, ``tag=Forensics``, ``fs=fs2``, a user env's own) and the fields of its public
+  view (:meth:`Task.public`: Python's ``entry_point``, SQL's ``db``, CTF's ``tags``). Values compare
+  case-insensitively; a
   list-valued field (CTF ``tags``) matches when any element does; ``key=a|b`` accepts either value.
   Hidden fields (the gold, Python's tests and set-up code, Bash's set-up script, CTF hints) are never
   filterable: a filter that matched them would answer guesses about them (``tests=assert f(2) ==
@@ -48,9 +49,6 @@ from intercode_agents.errors import ConfigError, UnknownTask
 _GLOB_CHARS = frozenset("*?[")
 MAX_SELECTOR_TERMS = 256
 MAX_SELECTOR_CHARS = 8192
-#: The task fields (besides its groups, all public) that a filter may match: what a user of the task
-#: is shown anyway. The one place to widen, or to point at the task's public view.
-PUBLIC_FILTER_KEYS = frozenset({"entry_point", "tags"})
 
 
 def split_names(env: str | Path) -> list[str]:
@@ -150,14 +148,10 @@ def get_task(task_id: str, *, data_root: str | Path | None = None) -> Task:
 
 
 def _public_fields(task: Task) -> dict[str, list[Any]]:
-    """The values a filter may match on ``task``, by key: its groups and its public meta fields."""
+    """The values a filter may match on ``task``, by key: its groups and its public view's fields."""
     fields: dict[str, list[Any]] = {key: [value] for key, value in task.group.items()}
-    for key in PUBLIC_FILTER_KEYS - fields.keys():
-        value = task.meta.get(key)
-        if isinstance(value, str | int | bool):
-            fields[key] = [value]
-        elif isinstance(value, list | tuple) and all(isinstance(x, str | int | bool) for x in value):
-            fields[key] = list(value)
+    for key, value in task.public().fields.items():
+        fields.setdefault(key, list(value) if isinstance(value, list) else [value])
     return fields
 
 
@@ -256,10 +250,9 @@ def select_tasks(
         known = _filter_keys(pool)
         for key, _ in filters:
             if key not in known:
-                public = ", ".join(sorted(PUBLIC_FILTER_KEYS))
                 raise ConfigError(
                     f"no filter on {key!r} for these {env} tasks: filters match public fields only "
-                    f"(groups, {public}); keys here: {', '.join(known) or 'none'}"
+                    f"(the groups and the public view's fields); keys here: {', '.join(known) or 'none'}"
                 )
         pool = [t for t in pool if all(_matches(t, key, accepted) for key, accepted in filters)]
     if not include_unavailable:

@@ -59,6 +59,7 @@ class CtfEnv(BashEnv):
             group={"tag": tags[0]} if tags else {},
             meta=meta,
             unavailable=ctf_unavailable(record, asset_dir, task_id),
+            public={"tags": [str(tag) for tag in tags]} if tags else {},
         )
 
     def submission_candidate(self, actions: list[str], observations: list[str]) -> str | None:

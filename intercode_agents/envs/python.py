@@ -23,6 +23,7 @@ from intercode_agents.envs.base import ActionResult, TaskDetails
 from intercode_agents.envs.pooled import PooledEnv
 from intercode_agents.envs.python_checker import CheckProcess
 from intercode_agents.envs.python_scorer import AssertScorer, Cell, Program, TestRun
+from intercode_agents.envs.reward_view import PYTHON_AGENT_PARTS
 from intercode_agents.errors import ConfigError, DatasetError
 from intercode_agents.rewards import RewardResult, python_reward
 from intercode_agents.rewards.python_asserts import UnsplittableTest
@@ -63,6 +64,7 @@ class PythonEnv(PooledEnv):
     action_language = "python"
     default_image = "python"
     submit_takes_argument = True
+    agent_parts = PYTHON_AGENT_PARTS
     # "paper": scored as the original InterCode scored, for comparisons with the paper's table. It
     # bound the gold's first ``def`` (sometimes a helper) to the submitted function, and after every
     # scoring it reset the agent's own interpreter and loaded the test setup and the gold into it, so
