@@ -32,7 +32,9 @@ Outcome = Literal[
     "solved", "failed", "env_error", "timeout", "model_error", "corrupt", "tokens_exhausted", "cost_exhausted"
 ]
 #: ``message``: a model message that called no tool (an agent's text); it runs nothing and uses no turn.
-StepKind = Literal["action", "submit", "invalid", "message", "refused", "rollback", "vetoed"]
+#: ``evaluate``: a score of the current state the agent asked for before submitting (an MCP client's
+#: ``evaluate``, where the server offers it); it runs nothing, uses a turn and records its reward.
+StepKind = Literal["action", "submit", "invalid", "message", "refused", "rollback", "vetoed", "evaluate"]
 #: Step kinds of the guards (see :mod:`intercode_agents.guards`): an action the guard refused before it
 #: ran, a rollback of the task files, a submit the critic sent back. None of them is a submit.
 GUARD_KINDS: tuple[StepKind, ...] = ("refused", "rollback", "vetoed")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 
 from intercode_agents.datasets import get_task, load_tasks, resolve_data_root, select_tasks
+from intercode_agents.datasets.select import MAX_SELECTOR_CHARS, MAX_SELECTOR_TERMS
 from intercode_agents.envs.ctf.tasks import ctf_asset_files
 from intercode_agents.errors import ConfigError, DatasetError, UnknownTask
 
@@ -117,7 +119,7 @@ def test_selector_errors_are_specific() -> None:
         ConfigError, match=r"unknown split 'fs9' for env 'bash'; splits: fs1, fs2, fs3, fs4, test"
     ):
         select_tasks("bash", "fs9")
-    with pytest.raises(ConfigError, match=r"unknown filter key 'level' .* keys: db, hardness"):
+    with pytest.raises(ConfigError, match=r"no filter on 'level' .* keys here: db, hardness"):
         select_tasks("sql", "level=easy")
     with pytest.raises(ConfigError, match="matches no bash task"):
         select_tasks("bash", "bash/fs1/9*9")
@@ -127,6 +129,48 @@ def test_selector_errors_are_specific() -> None:
         select_tasks("bash", "bash/fs1/999")
     with pytest.raises(ConfigError, match="unknown env 'perl'"):
         select_tasks("perl")
+
+
+@needs_data
+def test_filters_match_public_fields_only() -> None:
+    # A filter on a hidden field would answer guesses about it: with tests filterable, "== False"
+    # selected python/mbpp/3 and "== True" did not, which told the first test's expected value.
+    for guess in ("False", "True"):
+        with pytest.raises(ConfigError, match=r"no filter on 'tests' .* public fields only"):
+            select_tasks("python", f"python/mbpp/3,tests=assert is_not_prime(2) == {guess}")
+    for env, key in (
+        ("python", "test_setup_code"),
+        ("bash", "fs_script"),
+        ("ctf", "hint"),
+        ("sql", "db_tables"),
+    ):
+        with pytest.raises(ConfigError, match=f"no filter on '{key}'"):
+            select_tasks(env, f"{key}=x")
+    # the public ones still select: groups, the entry point, CTF tags
+    assert [t.id for t in select_tasks("python", "entry_point=is_not_prime")] == ["python/mbpp/3"]
+    tagged = select_tasks("ctf", "tags=forensics")
+    assert tagged and all(any(tag.lower() == "forensics" for tag in t.meta["tags"]) for t in tagged)
+
+
+@needs_data
+def test_selectors_are_bounded_with_a_clear_error() -> None:
+    many = ",".join(f"python/mbpp/{n}" for n in range(11, 11 + MAX_SELECTOR_TERMS + 1))
+    with pytest.raises(
+        ConfigError, match=rf"has {MAX_SELECTOR_TERMS + 1} terms; at most {MAX_SELECTOR_TERMS}"
+    ):
+        select_tasks("python", many)
+    with pytest.raises(ConfigError, match=rf"characters long; at most {MAX_SELECTOR_CHARS}"):
+        select_tasks("python", "mbpp," + "x" * MAX_SELECTOR_CHARS)
+    # at the bound, a selector of ids, globs or positions costs little (each term is a lookup)
+    for terms in (
+        [f"python/mbpp/{n}" for n in range(11, 11 + MAX_SELECTOR_TERMS)],
+        [f"python/mbpp/#{n}" for n in range(MAX_SELECTOR_TERMS)],
+        [f"sql/spider/{n}*" for n in range(MAX_SELECTOR_TERMS)],
+    ):
+        env = terms[0].split("/")[0]
+        started = time.perf_counter()
+        assert select_tasks(env, ",".join(terms))
+        assert time.perf_counter() - started < 5.0
 
 
 @needs_data

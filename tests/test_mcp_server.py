@@ -50,12 +50,14 @@ def data(result: Any) -> dict[str, Any]:
     return result.structured_content
 
 
-async def play_gold(client: Client, env: str, task_id: str, gold: str) -> dict[str, Any]:
+async def play_gold(
+    client: Client, env: str, task_id: str, gold: str, *, evaluate: bool = False
+) -> dict[str, Any]:
     started = data(await client.call_tool("start_episode", {"env": env, "task_id": task_id}))
     episode = started["episode_id"]
     acted = data(await client.call_tool("act", {"episode_id": episode, "action": gold}))
     assert not acted["errored"], acted
-    evaluated = data(await client.call_tool("evaluate", {"episode_id": episode}))
+    evaluated = data(await client.call_tool("evaluate", {"episode_id": episode})) if evaluate else None
     submitted = data(await client.call_tool("submit", {"episode_id": episode}))
     ended = data(await client.call_tool("end_episode", {"episode_id": episode}))
     return {"started": started, "evaluated": evaluated, "submitted": submitted, "ended": ended}
@@ -72,12 +74,12 @@ def free_port() -> int:
 
 
 async def test_the_sdk_client_plays_a_gold_episode_over_stdio() -> None:
-    async with Client(server_params()) as client:
+    async with Client(server_params("--evaluate")) as client:
         names = sorted(tool.name for tool in (await client.list_tools()).tools)
         assert names == [
             "act",
             "end_episode",
-            "evaluate",
+            "evaluate",  # offered: the server runs with --evaluate
             "list_tasks",
             "rollback",
             "start_episode",
@@ -86,16 +88,17 @@ async def test_the_sdk_client_plays_a_gold_episode_over_stdio() -> None:
         listed = data(await client.call_tool("list_tasks", {"env": "bash", "selector": "mini"}))
         assert listed["total"] == 8 and listed["tasks"][6]["id"] == BASH_GOLD[0]
         assert BASH_GOLD[1] not in json.dumps(listed)  # never a gold answer
-        played = await play_gold(client, "bash", *BASH_GOLD)
+        played = await play_gold(client, "bash", *BASH_GOLD, evaluate=True)
     assert played["started"]["question"].startswith("Write the total population")
     assert played["evaluated"]["reward"] == pytest.approx(1.0)  # scored, and the episode went on
+    assert played["evaluated"]["turn"] == 2  # the act's turn, then its own
     assert played["submitted"]["reward"] == pytest.approx(1.0)
     assert played["ended"] == {
         "ended": True,
         "task_id": BASH_GOLD[0],
         "outcome": "solved",
         "reward": 1.0,
-        "steps": 2,
+        "steps": 3,  # the act, the evaluate, the submit
         "guards": {"checkpoint": 1},
     }
     assert labelled(played["started"]["sandbox_run"]) == []

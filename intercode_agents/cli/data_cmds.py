@@ -24,7 +24,8 @@ def tasks(
     """List an env's tasks, its splits, and which tasks cannot run here (and why).
 
     Selector: comma-separated split names (fs1, test, mini, spider, ...), task ids, positions, id
-    globs (bash/fs1/*) and key=value filters (hardness=easy, db=poker_player, tag=Forensics).
+    globs (bash/fs1/*) and key=value filters on public fields (hardness=easy, db=poker_player,
+    tag=Forensics, entry_point=...; never a gold, a test or a set-up script), at most 256 terms.
 
     Task ids end in the task's position in its split's file (0-based) for Bash, SQL, HumanEval and
     every mini set (bash/fs1/3 is the 4th task of fs1; python/humaneval/0 is HumanEval/0), but in

@@ -46,7 +46,17 @@ def mcp_cmd(
     ] = None,
     max_episodes: Annotated[int, typer.Option(help="Episodes that may run at once.")] = 8,
     ttl: Annotated[float, typer.Option(help="Seconds an idle episode lives before it is ended.")] = 900.0,
-    turns: Annotated[int | None, typer.Option(help="Turn limit per episode (none by default).")] = None,
+    turns: Annotated[
+        int | None,
+        typer.Option(help="Turns per episode: act, rollback and evaluate use one each (default: no limit)."),
+    ] = None,
+    evaluate: Annotated[
+        bool,
+        typer.Option(
+            help="Offer the evaluate tool: a score before the submit, which uses a turn and is recorded "
+            "as a step. Off by default: a free score is feedback from the gold."
+        ),
+    ] = False,
     action_timeout: Annotated[
         float | None, typer.Option(help="Seconds per action (the env's default).")
     ] = None,
@@ -64,15 +74,19 @@ def mcp_cmd(
     ] = None,
     engines: EnginesOpt = None,
 ) -> None:
-    """Serve the envs as MCP tools: list_tasks, start_episode, act, evaluate, submit, rollback, end_episode.
+    """Serve the envs as MCP tools: list_tasks, start_episode, act, submit, rollback, end_episode
+    (and evaluate, with --evaluate).
 
-    Every call carries the episode_id that start_episode returned. With --engines, each episode's
-    sandboxes go to the engine with the most free slots. When the server stops (a signal, or a stdio
-    client that goes away) every episode ends and its containers are removed, on every engine.
+    Every call carries the episode_id that start_episode returned. A client sees a reward's parts only
+    where they describe its own state against the gold; the records (--out) keep them all. With
+    --engines, each episode's sandboxes go to the engine with the most free slots. When the server
+    stops (a signal, or a stdio client that goes away) every episode ends and its containers are
+    removed, on every engine.
 
     Examples:
       intercode-agents mcp                                   # stdio, for a client that starts it
       intercode-agents mcp --guards --critic-model local     # with the safeguards and a critic
+      intercode-agents mcp --turns 10 --evaluate --out runs/mcp   # scores before the submit, recorded
       INTERCODE_AGENTS_MCP_TOKEN=s3cret intercode-agents mcp --transport http --port 8765
       intercode-agents mcp --env examples/custom_env/jq.yaml   # also serves the user's env "jq"
       intercode-agents mcp --engines unix:///var/run/docker.sock,tcp://127.0.0.1:2376
@@ -82,7 +96,7 @@ def mcp_cmd(
 
     if transport not in ("stdio", "http"):
         raise ConfigError(f"unknown transport {transport!r}; choose stdio or http")
-    for name, value in (("max-episodes", max_episodes), ("port", port)):
+    for name, value in (("max-episodes", max_episodes), ("port", port), ("turns", turns or 1)):
         if value < 1:
             raise ConfigError(f"--{name} must be at least 1, got {value}")
     if ttl <= 0:
@@ -101,6 +115,7 @@ def mcp_cmd(
         max_episodes=max_episodes,
         ttl_s=ttl,
         max_turns=turns,
+        evaluate=evaluate,
         action_timeout=action_timeout,
         guards=guards,
         rollback=rollback,

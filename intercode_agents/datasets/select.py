@@ -12,15 +12,25 @@ Selector syntax (``select_tasks`` and the CLI's ``--tasks``): comma-separated te
   MBPP task 11), ``bash/fs1/#3``, ``ctf/#0``, and ranges ``sql/spider/#0-99``. The ``#`` keeps the
   two forms apart: ``python/mbpp/10`` is always MBPP's id 10, ``python/mbpp/#10`` always position 10;
 - an id glob (``*``, ``?``, ``[...]``): ``bash/fs1/*``, ``sql/spider/1?``;
-- a ``key=value`` filter on the task's group or meta: ``hardness=easy``, ``db=poker_player``,
-  ``tag=Forensics``, ``fs=fs2``. Values compare case-insensitively; a list-valued field (CTF ``tags``)
-  matches when any element does; ``key=a|b`` accepts either value.
+- a ``key=value`` filter on a public field of the task: its groups (``hardness=easy``,
+  ``db=poker_player``, ``tag=Forensics``, ``fs=fs2``, a user env's own) and the fields of its public
+  view (:meth:`Task.public`: Python's ``entry_point``, SQL's ``db``, CTF's ``tags``). Values compare
+  case-insensitively; a
+  list-valued field (CTF ``tags``) matches when any element does; ``key=a|b`` accepts either value.
+  Hidden fields (the gold, Python's tests and set-up code, Bash's set-up script, CTF hints) are never
+  filterable: a filter that matched them would answer guesses about them (``tests=assert f(2) ==
+  False`` selecting the task or not), and selectors come from MCP clients, that is from agents.
 
 Split, id and glob terms add tasks (union); filters then narrow them (intersection). With only
 filters, or no selector at all, the pool is the env's default splits (its YAML's ``tasks.default``):
 for ours the InterCode set, bash fs1-fs4 (200 tasks), sql spider (1034), python mbpp (974), ctf
 picoctf (100). Unavailable tasks (``Task.unavailable``) are left
 out unless ``include_unavailable=True``.
+
+A selector holds at most :data:`MAX_SELECTOR_TERMS` terms and :data:`MAX_SELECTOR_CHARS` characters
+(a :class:`~intercode_agents.errors.ConfigError` says so): selecting costs terms times tasks, and a
+selector of ten thousand ids held an MCP server for 24 s. Splits, globs and position ranges name any
+set of tasks in a few terms.
 """
 
 from __future__ import annotations
@@ -37,11 +47,8 @@ from intercode_agents.datasets.task import Task
 from intercode_agents.errors import ConfigError, UnknownTask
 
 _GLOB_CHARS = frozenset("*?[")
-
-
-def _env(env: str | Path) -> str:
-    """The env's name (an env YAML's path loads its definition)."""
-    return env_tasks(env).env
+MAX_SELECTOR_TERMS = 256
+MAX_SELECTOR_CHARS = 8192
 
 
 def split_names(env: str | Path) -> list[str]:
@@ -59,21 +66,21 @@ def gold_splits(env: str | Path) -> tuple[str, ...]:
     return env_tasks(env).gold
 
 
-def _split_tasks(env: str, split: str, data_root: str | Path | None) -> tuple[Task, ...]:
-    source = env_tasks(env).split(split)
+def _split_tasks(sources: EnvTasks, split: str, data_root: str | Path | None) -> tuple[Task, ...]:
+    source = sources.split(split)
     root = resolve_data_root(data_root, families=[source.data_family]) if source.needs_data else None
-    return load_split(env, split, root)
+    return load_split(sources.env, split, root)
 
 
-def _load(env: str, splits: list[str], data_root: str | Path | None) -> list[Task]:
+def _load(sources: EnvTasks, splits: list[str], data_root: str | Path | None) -> list[Task]:
     wanted = set(splits)
-    return [t for s in split_names(env) if s in wanted for t in _split_tasks(env, s, data_root)]
+    return [t for s in sources.names if s in wanted for t in _split_tasks(sources, s, data_root)]
 
 
 def load_tasks(env: str | Path, *, data_root: str | Path | None = None) -> list[Task]:
     """Every task of ``env`` (all splits, the mini set included), in a stable order."""
-    env = _env(env)
-    return _load(env, split_names(env), data_root)
+    sources = env_tasks(env)
+    return _load(sources, sources.names, data_root)
 
 
 def _split_of_id(sources: EnvTasks, task_id: str) -> str | None:
@@ -93,19 +100,22 @@ _POSITION = re.compile(r"#(\d+)(?:-(\d+))?")
 
 def by_position(env: str | Path, term: str, data_root: str | Path | None = None) -> list[Task]:
     """The tasks ``SPLIT/#N`` or ``SPLIT/#A-B`` names by their 0-based position in the split's file."""
-    env = _env(env)
+    return _by_position(env_tasks(env), term, data_root)
+
+
+def _by_position(sources: EnvTasks, term: str, data_root: str | Path | None) -> list[Task]:
     head, _, position = term.rpartition("/")
     found = _POSITION.fullmatch(position)
-    split = _split_of_id(env_tasks(env), f"{head}/0")
-    if found is None or split not in split_names(env):
+    split = _split_of_id(sources, f"{head}/0")
+    if found is None or split not in sources.names:
         raise ConfigError(
             f"bad position term {term!r}: write <env>/<split>/#N or #A-B, e.g. python/mbpp/#0, bash/fs1/#0-9"
         )
-    tasks = _split_tasks(env, split, data_root)
+    tasks = _split_tasks(sources, split, data_root)
     first = int(found[1])
     last = int(found[2]) if found[2] is not None else first
     if last < first or last >= len(tasks):
-        raise ConfigError(f"{term!r}: the {env} split {split!r} has positions #0-{len(tasks) - 1}")
+        raise ConfigError(f"{term!r}: the {sources.env} split {split!r} has positions #0-{len(tasks) - 1}")
     return list(tasks[first : last + 1])
 
 
@@ -125,9 +135,10 @@ def get_task(task_id: str, *, data_root: str | Path | None = None) -> Task:
         if len(tasks) != 1:
             raise UnknownTask(f"{task_id!r} names {len(tasks)} tasks, not one")
         return tasks[0]
-    split = _split_of_id(env_tasks(env), task_id)
-    names = split_names(env)
-    pool = _load(env, [split] if split in names else names, data_root)
+    sources = env_tasks(env)
+    split = _split_of_id(sources, task_id)
+    names = sources.names
+    pool = _load(sources, [split] if split in names else names, data_root)
     for task in pool:
         if task.id == task_id:
             return task
@@ -136,30 +147,37 @@ def get_task(task_id: str, *, data_root: str | Path | None = None) -> Task:
     raise UnknownTask(f"unknown task {task_id!r}{hint}")
 
 
-def _values(task: Task, key: str) -> list[Any] | None:
-    if key in task.group:
-        return [task.group[key]]
-    if key in task.meta:
-        value = task.meta[key]
-        return list(value) if isinstance(value, list | tuple) else [value]
-    return None
+def _public_fields(task: Task) -> dict[str, list[Any]]:
+    """The values a filter may match on ``task``, by key: its groups and its public view's fields."""
+    fields: dict[str, list[Any]] = {key: [value] for key, value in task.group.items()}
+    for key, value in task.public().fields.items():
+        fields.setdefault(key, list(value) if isinstance(value, list) else [value])
+    return fields
 
 
 def _filter_keys(tasks: list[Task]) -> list[str]:
-    keys: set[str] = set()
-    for task in tasks:
-        keys.update(task.group)
-        keys.update(
-            k
-            for k, v in task.meta.items()
-            if isinstance(v, str | int | bool) or (isinstance(v, list) and all(isinstance(x, str) for x in v))
+    return sorted({key for task in tasks for key in _public_fields(task)})
+
+
+def _terms(selector: str | None) -> list[str]:
+    """The selector's terms, within the bounds (see the module docstring)."""
+    text = selector or ""
+    if len(text) > MAX_SELECTOR_CHARS:
+        raise ConfigError(
+            f"the selector is {len(text)} characters long; at most {MAX_SELECTOR_CHARS} are read. "
+            "Name tasks by split, id glob or position range (bash/fs1/*, python/mbpp/#0-99)"
         )
-    return sorted(keys)
+    terms = [t.strip() for t in text.split(",") if t.strip()]
+    if len(terms) > MAX_SELECTOR_TERMS:
+        raise ConfigError(
+            f"the selector has {len(terms)} terms; at most {MAX_SELECTOR_TERMS} are read. "
+            "Name tasks by split, id glob or position range (bash/fs1/*, python/mbpp/#0-99)"
+        )
+    return terms
 
 
 def _matches(task: Task, key: str, accepted: set[str]) -> bool:
-    values = _values(task, key)
-    return values is not None and any(str(v).lower() in accepted for v in values)
+    return any(str(v).lower() in accepted for v in _public_fields(task).get(key, ()))
 
 
 def select_tasks(
@@ -171,9 +189,9 @@ def select_tasks(
 ) -> list[Task]:
     """The tasks of ``env`` (a name or an env YAML's path) that ``selector`` names (see the module
     docstring for the syntax)."""
-    env = _env(env)
-    names = split_names(env)
-    terms = [t.strip() for t in (selector or "").split(",") if t.strip()]
+    terms = _terms(selector)
+    sources = env_tasks(env)  # (reads the env's YAML: once, not per term)
+    env, names = sources.env, sources.names
     filters: list[tuple[str, set[str]]] = []
     splits: list[str] = []
     patterns: list[str] = []
@@ -189,7 +207,7 @@ def select_tasks(
         elif "/" in term and term.rpartition("/")[2].startswith("#"):
             if not term.startswith(f"{env}/"):
                 raise ConfigError(f"task position {term!r} does not belong to env {env!r}")
-            positioned.extend(by_position(env, term, data_root))
+            positioned.extend(_by_position(sources, term, data_root))
         elif "/" in term:
             if not term.startswith(f"{env}/"):
                 raise ConfigError(f"task id or glob {term!r} does not belong to env {env!r}")
@@ -202,18 +220,22 @@ def select_tasks(
 
     needed = set(splits)
     for pattern in patterns:
-        split = _split_of_id(env_tasks(env), pattern)
+        split = _split_of_id(sources, pattern)
         needed.update([split] if split in names else names)
     needed.update(t.split for t in positioned)
     if not splits and not patterns and not positioned:
-        needed.update(default_splits(env))
-    loaded = _load(env, [s for s in names if s in needed], data_root)
+        needed.update(sources.default)
+    loaded = _load(sources, [s for s in names if s in needed], data_root)
 
     if splits or patterns or positioned:
         chosen = [t for t in loaded if t.split in splits] + positioned
+        by_id = {t.id: t for t in loaded}
         for pattern in patterns:
             is_glob = bool(_GLOB_CHARS & set(pattern))
-            hits = [t for t in loaded if (fnmatch.fnmatchcase(t.id, pattern) if is_glob else t.id == pattern)]
+            if is_glob:
+                hits = [t for t in loaded if fnmatch.fnmatchcase(t.id, pattern)]
+            else:
+                hits = [by_id[pattern]] if pattern in by_id else []
             if not hits:
                 if not is_glob:
                     get_task(pattern, data_root=data_root)  # raises UnknownTask with a hint
@@ -229,7 +251,8 @@ def select_tasks(
         for key, _ in filters:
             if key not in known:
                 raise ConfigError(
-                    f"unknown filter key {key!r} for these {env} tasks; keys: {', '.join(known)}"
+                    f"no filter on {key!r} for these {env} tasks: filters match public fields only "
+                    f"(the groups and the public view's fields); keys here: {', '.join(known) or 'none'}"
                 )
         pool = [t for t in pool if all(_matches(t, key, accepted) for key, accepted in filters)]
     if not include_unavailable:

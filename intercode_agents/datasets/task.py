@@ -27,7 +27,7 @@ class PublicTask(BaseModel):
     env: str
     split: str
     query: str
-    fields: dict[str, str] = Field(default_factory=dict)  # e.g. {"entry_point": "second_largest"}
+    fields: dict[str, str | list[str]] = Field(default_factory=dict)  # {"entry_point": "second_largest"}
 
 
 class Task(BaseModel):
@@ -51,7 +51,7 @@ class Task(BaseModel):
     unavailable: str | None = None  # why the task cannot run here, or None
     # What a user of the task needs besides the question (Python's {"entry_point": ...}, SQL's
     # {"db": ...}), as the env class says; see :meth:`public`.
-    public_fields: dict[str, str] = Field(default_factory=dict)
+    public_fields: dict[str, str | list[str]] = Field(default_factory=dict)
 
     def public(self) -> PublicTask:
         """The view of this task an agent, a client or a listing gets (no gold, tests or set-up)."""

@@ -88,6 +88,11 @@ class Env(ABC):
     execution: str = "session"
     # Folders holding the task's files, which the guards checkpoint and roll back (none by default).
     task_dirs: ClassVar[tuple[str, ...]] = ()
+    #: The parts of this class's reward that an agent may be shown (its state against the gold,
+    #: never the gold's own contents); the records keep every part. It counts only when declared by
+    #: the class whose ``_score`` computes the reward or by a subclass of it: a subclass with a reward
+    #: of its own shows none of its parts until it names them (:mod:`intercode_agents.envs.reward_view`).
+    agent_parts: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(
         self,
@@ -122,6 +127,8 @@ class Env(ABC):
         self.turns = 0
         self.done = False
         self.last_observation = ""
+        # The score of the episode's submit, every part included: the record's, never the agent's.
+        self.submitted: RewardResult | None = None
         # Why the agent's own sandbox can no longer run actions (it killed what the env needs), or
         # None. The agent's doing: the episode goes on to a failed score, never an env error.
         self.sandbox_lost: str | None = None
@@ -157,7 +164,7 @@ class Env(ABC):
             raise ConfigError(f"task {task.id} belongs to env {task.env!r}, not {self.name!r}")
         await self._prepare(task)
         self.task, self.turns, self.done, self.last_observation = task, 0, False, ""
-        self.sandbox_lost = None
+        self.sandbox_lost, self.submitted = None, None
         info = {"task_id": task.id, "split": task.split, "group": dict(task.group), "image": task.image}
         return self.task_prompt(task), info
 
@@ -201,7 +208,7 @@ class Env(ABC):
         started = time.perf_counter()
         submission = answer if self.submit_takes_argument else self.last_observation
         score = await self._scored(submission)
-        self.done = True
+        self.done, self.submitted = True, score
         return StepResult(
             observation=f"Submitted. Reward: {score.reward:g}",
             kind="submit",

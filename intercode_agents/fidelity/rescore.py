@@ -28,8 +28,8 @@ from rich.console import Console
 
 from intercode_agents.datasets import Task
 from intercode_agents.envs import Env
-from intercode_agents.envs.base import parse_submit
 from intercode_agents.envs.registry import env_class
+from intercode_agents.envs.steps import Submit, read_action
 from intercode_agents.errors import ConfigError, UnknownTask
 from intercode_agents.fidelity.paper_log import (
     FULL,
@@ -191,7 +191,8 @@ def submission_of(env_name: str, turn: LoggedTurn) -> tuple[bool, str | None]:
         match = _FIRST_DEF.match(turn.action) if turn.action.startswith("def") else None
         return (True, match.group(1)) if match else (False, None)
     if env_name == "ctf":
-        flag = parse_submit(turn.action)
+        read = read_action(turn.action)
+        flag = read.answer if isinstance(read, Submit) else None
         return (True, flag.split(" ")[0] if flag else "") if flag is not None else (False, None)
     return True, None
 
@@ -243,8 +244,8 @@ class LogPlayer:
         for number, turn in enumerate(episode.turns, start=1):
             scored, submission = submission_of(env.name, turn)
             observation: str | None = None
-            if turn.executed and parse_submit(turn.action) is None:
-                observation, _, _, _, info = await env.step(turn.action)
+            if turn.executed and not isinstance(read_action(turn.action), Submit):
+                observation, _, _, _, info = await env.gym.step(turn.action)
                 traj.steps.append(
                     Step(
                         turn=number,

@@ -9,6 +9,27 @@ Trajectory` (strategy ``mcp``), appended to ``trajectories.jsonl`` of the server
 when it has one. With several engines (``ServerOptions.engines``, ``--engines``) each episode's env
 gets the server's one engine set, as the runner's envs do, so its sandboxes are placed over them and
 closing the env removes them on whichever engine holds them.
+
+**Turns.** With a turn limit (``max_turns``, ``--turns``), every ``act``, ``rollback`` and
+``evaluate`` uses a turn, and once they are spent those calls are refused without running; a
+``submit`` is always taken (the episode is then scored as it stands, as a strategy's forced submit).
+
+**Scores before the submit.** ``evaluate`` is offered only when the operator switches it on
+(``ServerOptions.evaluate``, ``--evaluate``): a score is feedback from the gold, and a client that may
+ask for it at no cost turns the scorer into an oracle (eight candidates defined in one action, then
+scored one by one until one earns 1.0). When it is on, each call uses a turn and is recorded as a
+step of kind ``evaluate`` with its reward, and the record's context says the client could ask
+(``evaluate: true``). Whatever a client is shown of a reward's parts, at ``evaluate`` or at
+``submit``, passes through :func:`~intercode_agents.envs.reward_view.agent_parts`; the record keeps
+them all.
+
+**A client that goes away during ``start_episode``.** The start runs in a task of its own, so
+cancelling the call (the SDK cancels a request whose HTTP client disconnected; a stdio server
+stops when its client goes away) never interrupts the clean-up of a half-made episode, and an
+episode whose start finished for a caller that is no longer there is ended at once, unrecorded: no
+client saw its question, so it is no one's failure. The registry's close waits for starts in
+flight. What no server can see is a client that goes away after its answer was sent: the TTL ends
+that episode.
 """
 
 from __future__ import annotations
@@ -17,25 +38,28 @@ import asyncio
 import contextlib
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from intercode_agents.envs import Env, make_env, parse_submit
+from intercode_agents.envs import Env, make_env
+from intercode_agents.envs.recorder import EpisodeRecorder
+from intercode_agents.envs.reward_view import agent_parts
+from intercode_agents.envs.steps import StepResult, Submit, read_action
 from intercode_agents.errors import IntercodeError
 from intercode_agents.guards import Guard, GuardPolicy
 from intercode_agents.reward import REWARD_MODES
 from intercode_agents.runner.run_dir import RecordWriter
 from intercode_agents.sandbox import EngineSet
 from intercode_agents.spec import env_names
-from intercode_agents.strategies.episode import guard_fields
 from intercode_agents.tools.observation import DEFAULT_OBSERVATION_LIMIT, model_view
-from intercode_agents.trajectory import Step, Trajectory
+from intercode_agents.trajectory import Trajectory
 
 STRATEGY = "mcp"
+CLIENT_GONE = "the client went away before it was given the episode's id"
 
 
 class EpisodeError(IntercodeError):
@@ -62,7 +86,8 @@ class ServerOptions:
 
     max_episodes: int = 8
     ttl_s: float = 900.0
-    max_turns: int | None = None
+    max_turns: int | None = None  # act, rollback and evaluate calls per episode (None: no limit)
+    evaluate: bool = False  # offer evaluate: a score before the submit, which uses a turn and is recorded
     action_timeout: float | None = None
     observation_limit: int = DEFAULT_OBSERVATION_LIMIT
     guards: bool = False  # the SQL and Bash guards and automatic rollback
@@ -89,17 +114,22 @@ class ServerEpisode:
     id: str
     env: Env
     guard: Guard
-    trajectory: Trajectory
+    recorder: EpisodeRecorder
     started: float
     last_used: float = field(default_factory=time.monotonic)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    turns_used: int = 0  # act, rollback and evaluate calls so far
 
     def touch(self) -> None:
         self.last_used = time.monotonic()
 
     @property
+    def trajectory(self) -> Trajectory:
+        return self.recorder.trajectory
+
+    @property
     def turn(self) -> int:
-        return len(self.trajectory.steps) + 1
+        return self.recorder.turns + 1
 
 
 class EpisodeRegistry:
@@ -109,6 +139,8 @@ class EpisodeRegistry:
         self.options = options or ServerOptions()
         self.episodes: dict[str, ServerEpisode] = {}
         self._starting = 0
+        self._opening: set[asyncio.Task[Any]] = set()  # starts in flight, each in a task of its own
+        self._ending: set[asyncio.Task[Any]] = set()  # episodes ended for callers that went away
         self._reaper: asyncio.Task[None] | None = None
         self._writer: RecordWriter | None = None
         self._closed = False
@@ -126,12 +158,15 @@ class EpisodeRegistry:
         await self.close()
 
     async def close(self) -> None:
-        """End every episode (their containers are removed) and stop the reaper."""
+        """End every episode (their containers are removed) and stop the reaper; starts in flight
+        are waited for, and what they made is ended too."""
         self._closed = True
         if self._reaper is not None:
             self._reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reaper
+        while self._opening or self._ending:
+            await asyncio.shield(asyncio.wait(self._opening | self._ending))
         for episode_id in list(self.episodes):
             await asyncio.shield(self.end(episode_id, why="the server is stopping"))
         if self._writer is not None:
@@ -172,18 +207,41 @@ class EpisodeRegistry:
                 f"{self.options.max_episodes} episodes are running, the most this server allows: "
                 "end one (end_episode) before starting another"
             )
+        opening = asyncio.create_task(self._open(env_name, task_id, reward), name="mcp-episode-start")
         self._starting += 1
+        self._opening.add(opening)
+        opening.add_done_callback(self._opened)
         try:
-            return await self._open(env_name, task_id, reward)
+            episode, question = await asyncio.shield(opening)
+        except asyncio.CancelledError:  # the caller went away: whatever the start makes is ended
+            opening.add_done_callback(self._abandoned)
+            raise
         except EpisodeError:
             raise
         except IntercodeError as exc:  # an unknown task, a task that cannot run here, a bad option
             raise EpisodeError(str(exc)) from exc
-        finally:
-            self._starting -= 1
+        return episode, question
+
+    def _opened(self, opening: asyncio.Task[Any]) -> None:
+        self._starting -= 1
+        self._opening.discard(opening)
+
+    def _abandoned(self, opening: asyncio.Task[Any]) -> None:
+        """End the episode a start made for a caller that is gone (its id reached no one)."""
+        if opening.cancelled() or opening.exception() is not None:
+            return  # nothing was made (a failed start closes its own env)
+        episode, _ = opening.result()
+        if episode.id in self.episodes:
+            ending = asyncio.create_task(self._end_quietly(episode.id), name="mcp-episode-abandoned")
+            self._ending.add(ending)
+            ending.add_done_callback(self._ending.discard)
+
+    async def _end_quietly(self, episode_id: str) -> None:
+        with contextlib.suppress(EpisodeError):  # ended meanwhile (the server's close)
+            await self.end(episode_id, why=CLIENT_GONE, record=False)
 
     async def _open(self, env_name: str, task_id: str | None, reward: str) -> tuple[ServerEpisode, str]:
-        overrides: dict[str, Any] = {"reward": reward, "max_turns": self.options.max_turns}
+        overrides: dict[str, Any] = {"reward": reward}
         if self.options.engines is not None:  # (else an env YAML's own backend applies)
             overrides["backend"] = self.options.engines
         if self.options.action_timeout is not None:
@@ -194,44 +252,42 @@ class EpisodeRegistry:
             question, info = await env.reset(task_id) if task_id else ("", {"task_id": "", "group": {}})
             guard = Guard(env, self.options.policy(), critic_model=self.options.critic_model)
             await guard.begin()
+            if self._closed:
+                raise EpisodeError("the server is stopping")
         except BaseException:
             await env.close()
             raise
         episode_id = secrets.token_urlsafe(16)
-        trajectory = Trajectory(
-            task_id=info.get("task_id") or "",
-            env=env.name,
-            strategy=STRATEGY,
-            model=self.options.client_label,
-            reward_mode=env.reward_mode,
-            execution=env.execution,
-            group=dict(info.get("group") or {}),
-            image_id=info.get("image"),
-            context={
-                "max_turns": self.options.max_turns,
-                "observation_limit": self.options.observation_limit,
-            },
-            started_at=time.time(),
-        )
-        episode = ServerEpisode(episode_id, env, guard, trajectory, time.perf_counter())
+        context = {
+            "max_turns": self.options.max_turns,
+            "observation_limit": self.options.observation_limit,
+            "evaluate": self.options.evaluate,
+        }
+        recorder = EpisodeRecorder(env, strategy=STRATEGY, model=self.options.client_label, context=context)
+        recorder.started(question, info)
+        episode = ServerEpisode(episode_id, env, guard, recorder, time.perf_counter())
         self.episodes[episode_id] = episode
         return episode, question
 
-    async def end(self, episode_id: str, *, why: str = "ended by the client") -> Trajectory:
-        """End an episode: record it and remove its containers."""
+    async def end(
+        self, episode_id: str, *, why: str = "ended by the client", record: bool = True
+    ) -> Trajectory:
+        """End an episode: record it (unless ``record`` is False: no client ever saw it) and remove
+        its containers."""
         episode = self.episodes.pop(episode_id, None)
         if episode is None:
             raise EpisodeError(f"no episode {episode_id!r} to end")
         async with episode.lock:
-            trajectory = episode.trajectory
-            trajectory.guards = episode.guard.summary()
-            trajectory.duration_s = time.perf_counter() - episode.started
-            if trajectory.reward is None:
-                trajectory.outcome, trajectory.error = "failed", f"not submitted: {why}"
+            episode.trajectory.guards = episode.guard.summary()
+            if episode.trajectory.reward is None:
+                episode.recorder.failed("failed", f"not submitted: {why}")
+                trajectory = episode.recorder.finish(settle=False)
+            else:
+                trajectory = episode.recorder.finish()
             try:
                 await episode.env.close()
             finally:
-                if self._writer is not None and episode.env.task is not None:
+                if record and self._writer is not None and episode.env.task is not None:
                     self._writer.write(trajectory)
         return trajectory
 
@@ -240,87 +296,74 @@ class EpisodeRegistry:
         episode = self.get(episode_id)
         if not isinstance(action, str) or not action.strip():
             raise EpisodeError("the action is empty: pass the command or query to run as `action`")
-        if parse_submit(action) is not None:
+        if isinstance(read_action(action), Submit):  # a client's text: say where submitting is
             raise EpisodeError("to finish, call the submit tool instead of running `submit`")
         async with episode.lock:
             self._check_running(episode)
+            self._use_turn(episode)
             turn = episode.turn
-            observation, _, _, truncated, info = await self._call(episode.guard.step(action, turn=turn))
+            result: StepResult = await self._call(episode.guard.step(action, turn=turn))
             view = model_view(
-                observation,
+                result.observation,
                 self.options.observation_limit,
-                exit_code=info.get("exit_code"),
-                timed_out=bool(info.get("timed_out")),
+                exit_code=result.exit_code,
+                timed_out=result.timed_out,
             )
-            kind = info.get("action_type", "action")
-            episode.trajectory.steps.append(
-                Step(
-                    turn=turn,
-                    kind=kind if kind in ("action", "invalid", "refused", "rollback") else "action",
-                    action=action,
-                    observation=view.text,
-                    exit_code=info.get("exit_code"),
-                    errored=bool(info.get("errored")),
-                    duration_s=float(info.get("duration_s") or 0.0),
-                    observation_truncated=view.truncated,
-                    output_truncated=bool(info.get("output_truncated")),
-                    timed_out=bool(info.get("timed_out")),
-                    **guard_fields(info),
-                )
-            )
+            episode.recorder.step(result, action, turn=turn, shown=view.text, shown_truncated=view.truncated)
             return {
                 "observation": view.text,
-                "exit_code": info.get("exit_code"),
-                "errored": bool(info.get("errored")),
-                "timed_out": bool(info.get("timed_out")),
-                "output_truncated": bool(info.get("output_truncated")),
+                "exit_code": result.exit_code,
+                "errored": result.errored,
+                "timed_out": result.timed_out,
+                "output_truncated": result.output_truncated,
                 "observation_truncated": view.truncated,
-                "action_type": kind,
-                "turn": turn,
-                "turn_limit_reached": truncated,
-                "guard": info.get("guard"),
-            }
+                "action_type": result.kind,
+                "guard": None if result.guard is None else asdict(result.guard),
+            } | self._budget(episode)
 
     async def evaluate(self, episode_id: str, answer: str | None) -> dict[str, Any]:
+        """The score of the current state, as if submitted now; the episode goes on. It uses a turn
+        and is recorded (a step of kind ``evaluate``); the server offers it only when switched on."""
+        if not self.options.evaluate:
+            raise EpisodeError("this server does not offer evaluate (its operator can: --evaluate)")
         episode = self.get(episode_id)
         async with episode.lock:
             self._check_running(episode, needs_task=True)
-            result = await self._call(episode.env.evaluate(answer))
-            return {"reward": result.reward, "parts": dict(result.parts), "corrupt": result.corrupt}
+            self._use_turn(episode)
+            turn, started = episode.turn, time.perf_counter()
+            submission = self._answer(episode, answer) if episode.env.submit_takes_argument else None
+            result = await self._call(episode.env.evaluate(submission))
+            action = f"evaluate {submission}" if submission else "evaluate"
+            step = episode.recorder.note("evaluate", action, f"Reward: {result.reward:g}", turn=turn)
+            step.reward, step.duration_s = result.reward, time.perf_counter() - started
+            return {
+                "reward": result.reward,
+                "parts": agent_parts(episode.env, result.parts),
+                "corrupt": result.corrupt,
+            } | self._budget(episode)
 
     async def submit(self, episode_id: str, answer: str | None) -> dict[str, Any]:
         episode = self.get(episode_id)
         async with episode.lock:
             self._check_running(episode, needs_task=True)
-            if episode.env.submit_takes_argument and not answer and episode.env.task is not None:
-                answer = str(episode.env.task.meta.get("entry_point") or "")
+            answer = self._answer(episode, answer) if episode.env.submit_takes_argument else ""
             action = f"submit {answer}" if answer else "submit"
-            turn = episode.turn
-            observation, reward, done, _, info = await self._call(episode.guard.step(action, turn=turn))
-            vetoed = not done and info.get("action_type") == "vetoed"
-            step = Step(
-                turn=turn,
-                kind="vetoed" if vetoed else "submit",
-                action=action,
-                observation=observation,
-                reward=None if vetoed else reward,
-                duration_s=float(info.get("duration_s") or 0.0),
-                **guard_fields(info),
-            )
-            episode.trajectory.steps.append(step)
-            if vetoed:
-                return {"submitted": False, "vetoed": True, "reasons": step.veto, "observation": observation}
-            parts = dict(info.get("reward_parts") or {})
-            if info.get("corrupt"):
-                parts["corrupt"] = True
-            episode.trajectory.reward, episode.trajectory.reward_parts = float(reward), parts
-            episode.trajectory.settle()
+            result: StepResult = await self._call(episode.guard.submit(answer or ""))
+            episode.recorder.step(result, action, turn=episode.turn)
+            if result.kind == "vetoed":
+                reasons = result.guard.veto if result.guard is not None else None
+                return {
+                    "submitted": False,
+                    "vetoed": True,
+                    "reasons": reasons,
+                    "observation": result.observation,
+                }
             return {
                 "submitted": True,
-                "reward": reward,
-                "parts": parts,
-                "corrupt": bool(info.get("corrupt")),
-                "submission": info.get("submission"),
+                "reward": result.reward,
+                "parts": agent_parts(episode.env, result.reward_parts),
+                "corrupt": bool(result.reward_parts.get("corrupt")),
+                "submission": result.submission,
             }
 
     async def rollback(self, episode_id: str, to: str) -> dict[str, Any]:
@@ -335,21 +378,34 @@ class EpisodeRegistry:
                     if not episode.guard.task_dirs
                     else "rollback is switched off on this server"
                 )
+            self._use_turn(episode)
             turn = episode.turn
-            observation, _, _, _, info = await self._call(
-                episode.guard.step("rollback start" if to == "start" else "rollback", turn=turn)
+            result: StepResult = await self._call(episode.guard.rollback_step(to))
+            episode.recorder.step(result, f"rollback {to}", turn=turn)
+            note = result.guard.rollback if result.guard is not None else None
+            return {"observation": result.observation, "rollback": note} | self._budget(episode)
+
+    @staticmethod
+    def _answer(episode: ServerEpisode, answer: str | None) -> str:
+        """The answer of an env whose submit takes one: the client's, else the task's entry point."""
+        task = episode.env.task
+        return answer or (str(task.meta.get("entry_point") or "") if task is not None else "")
+
+    def _use_turn(self, episode: ServerEpisode) -> None:
+        """Count one turn of ``episode``'s budget, or refuse the call once it is spent."""
+        limit = self.options.max_turns
+        if limit is not None and episode.turns_used >= limit:
+            raise EpisodeError(
+                f"the turn budget is spent ({limit} turns: act, rollback and evaluate each use one): "
+                "call submit, which scores the episode as it stands"
             )
-            note = (info.get("guard") or {}).get("rollback")
-            episode.trajectory.steps.append(
-                Step(
-                    turn=turn,
-                    kind="rollback",
-                    action=f"rollback {to}",
-                    observation=observation,
-                    rollback=note,
-                )
-            )
-            return {"observation": observation, "rollback": note}
+        episode.turns_used += 1
+
+    def _budget(self, episode: ServerEpisode) -> dict[str, Any]:
+        """What a client is told of its turn budget after a call that used a turn."""
+        limit = self.options.max_turns
+        left = None if limit is None else max(limit - episode.turns_used, 0)
+        return {"turn": episode.turns_used, "turns_left": left, "turn_limit_reached": left == 0}
 
     def _check_running(self, episode: ServerEpisode, *, needs_task: bool = False) -> None:
         if needs_task and episode.env.task is None:

@@ -4,14 +4,17 @@ Built on the official SDK (``mcp`` 2.x, :class:`mcp.server.MCPServer`), over std
 streamable HTTP. The tools, whose names clients can rely on:
 
 - ``list_tasks(env, selector?, limit?, offset?)``: task ids, splits, groups and questions (never a
-  gold answer);
+  gold answer); the selector is bounded and its filters match public fields only
+  (:mod:`intercode_agents.datasets.select`), and it is evaluated in a worker thread, so a large one
+  never holds the other clients' calls;
 - ``start_episode(env, task_id?, reward_mode?)`` → ``{episode_id, question, env, task_id, limits}``;
   without a task id, a live sandbox of the env (actions run, nothing is scored);
 - ``act(episode_id, action)`` → the observation (cut head + tail to the server's limit), exit code
-  and flags, and what the guards did;
-- ``evaluate(episode_id, answer?)``: the score of the current state; the episode goes on;
-- ``submit(episode_id, answer?)`` → the reward and its parts (or the critic's veto, when the server
-  has one);
+  and flags, what the guards did, and the turns left;
+- ``evaluate(episode_id, answer?)``, only when the server runs with ``--evaluate``: the score of the
+  current state; the episode goes on, the call uses a turn and is recorded (:mod:`.episodes`);
+- ``submit(episode_id, answer?)`` → the reward and the parts of it an agent may see (or the
+  critic's veto, when the server has one);
 - ``rollback(episode_id, to?)``: the task files back to the last checkpoint (``to="start"``: the
   episode's start), verified by digest;
 - ``end_episode(episode_id)``: the episode's record, and its containers are removed.
@@ -28,6 +31,7 @@ containers are removed.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import json
@@ -50,6 +54,7 @@ INSTRUCTIONS = (
     "start_episode returns an episode_id that every other call takes; act runs one action; submit ends the "
     "task and returns the reward; end_episode frees the sandbox."
 )
+EVALUATE_NOTE = " evaluate scores the current state before the submit; each call uses a turn."
 
 
 async def _guarded(call: Any) -> Any:
@@ -63,10 +68,12 @@ async def _guarded(call: Any) -> Any:
 
 def build_server(registry: EpisodeRegistry) -> MCPServer:
     """The MCP server over ``registry``'s episodes."""
-    server: MCPServer = MCPServer(
-        "intercode-agents", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
-    )
     options = registry.options
+    instructions = INSTRUCTIONS + (EVALUATE_NOTE if options.evaluate else "")
+    server: MCPServer = MCPServer(
+        "intercode-agents", instructions=instructions, version=__version__, log_level="WARNING"
+    )
+    listing = asyncio.Semaphore(1)  # one selector at a time in a worker thread: many never crowd the loop
 
     @server.tool()
     async def list_tasks(
@@ -74,11 +81,12 @@ def build_server(registry: EpisodeRegistry) -> MCPServer:
     ) -> dict[str, Any]:
         """List tasks of an env (bash, sql, python, ctf, or one the server was started with).
         `selector` takes split names (test, fs1, spider, mbpp, mini, ...), task ids, id globs
-        (bash/fs1/*) and filters (hardness=easy)."""
+        (bash/fs1/*) and filters on public fields (hardness=easy, db=..., tag=..., entry_point=...)."""
         if not 1 <= limit <= MAX_LIST or offset < 0:
             raise ToolError(f"limit is 1..{MAX_LIST} and offset 0 or more")
         try:
-            tasks = select_tasks(served_env(env), selector)
+            async with listing:
+                tasks = await asyncio.to_thread(select_tasks, served_env(env), selector)
         except IntercodeError as exc:
             raise ToolError(str(exc)) from exc
         page = tasks[offset : offset + limit]
@@ -106,6 +114,7 @@ def build_server(registry: EpisodeRegistry) -> MCPServer:
             "question": question,
             "limits": {
                 "max_turns": options.max_turns,
+                "evaluate": options.evaluate,
                 "action_timeout_s": episode.env.action_timeout,
                 "observation_chars": options.observation_limit,
                 "idle_ttl_s": options.ttl_s,
@@ -121,10 +130,13 @@ def build_server(registry: EpisodeRegistry) -> MCPServer:
         """Run one action (a Bash command, a SQL query, Python code) in the episode's sandbox."""
         return await _guarded(registry.act(episode_id, action))
 
-    @server.tool()
-    async def evaluate(episode_id: str, answer: str | None = None) -> dict[str, Any]:
-        """Score the current state as if submitted now (Python, CTF: score `answer`); the episode goes on."""
-        return await _guarded(registry.evaluate(episode_id, answer))
+    if options.evaluate:  # offered only when the operator switched it on (see episodes.py)
+
+        @server.tool()
+        async def evaluate(episode_id: str, answer: str | None = None) -> dict[str, Any]:
+            """Score the current state as if submitted now (Python, CTF: score `answer`); the episode
+            goes on. Uses a turn, like act."""
+            return await _guarded(registry.evaluate(episode_id, answer))
 
     @server.tool()
     async def submit(episode_id: str, answer: str | None = None) -> dict[str, Any]:

@@ -107,12 +107,14 @@ def is_message(step: Step) -> bool:
 
 
 def actions_of(traj: Trajectory) -> list[Step]:
-    """The agent's actions: every step but submits, model messages, rollbacks and submits the critic
-    sent back (an action the guard refused is one)."""
+    """The agent's actions: every step but submits, model messages, rollbacks, submits the critic
+    sent back and scores the agent asked for (an action the guard refused is one)."""
     return [
         step
         for step in traj.steps
-        if not is_submit(step) and not is_message(step) and step.kind not in ("rollback", "vetoed")
+        if not is_submit(step)
+        and not is_message(step)
+        and step.kind not in ("rollback", "vetoed", "evaluate")
     ]
 
 

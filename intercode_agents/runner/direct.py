@@ -38,8 +38,8 @@ def gold_actions(task: Task, env: Env | None = None) -> list[str]:
 
 def replayable_actions(traj: Trajectory) -> list[str]:
     """The actions of a record that reached the env: steps the parser rejected never did, and model
-    messages (an agent's text) ran nothing."""
-    return [step.action for step in traj.steps if step.kind not in ("invalid", "message")]
+    messages (an agent's text) and scores the agent asked for (``evaluate``) ran nothing."""
+    return [step.action for step in traj.steps if step.kind not in ("invalid", "message", "evaluate")]
 
 
 def scripted(actions: list[str]) -> NextAction:

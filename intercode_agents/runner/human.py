@@ -20,6 +20,7 @@ from rich.panel import Panel
 
 from intercode_agents.datasets import Task
 from intercode_agents.envs.base import Env
+from intercode_agents.envs.reward_view import agent_parts
 from intercode_agents.envs.steps import StepResult
 from intercode_agents.runner.direct import NextAction
 from intercode_agents.trajectory import Trajectory
@@ -103,11 +104,13 @@ class TerminalHuman:
         if result.kind != "submit":
             self.console.print(result.observation, markup=False)
 
-    def show_result(self, traj: Trajectory) -> None:
+    def show_result(self, traj: Trajectory, env: Env) -> None:
+        """The reward, and the parts of it a player may see (the record keeps them all)."""
         if traj.outcome == "env_error":
             self.console.print(f"[red]env error:[/] {traj.error}")
             return
-        parts = ", ".join(f"{k}={v}" for k, v in traj.reward_parts.items() if not isinstance(v, str) or v)
+        shown = agent_parts(env, traj.reward_parts)
+        parts = ", ".join(f"{k}={v}" for k, v in shown.items() if not isinstance(v, str) or v)
         self.console.print(
             f"[bold]Reward: {traj.reward or 0.0:g}[/] ({traj.outcome})  {parts}", highlight=False
         )

@@ -90,5 +90,5 @@ class HumanPlayer:
             max_turns=self.max_turns,
             on_observation=self.terminal.show_observation,
         )
-        self.terminal.show_result(traj)
+        self.terminal.show_result(traj, env)
         return traj

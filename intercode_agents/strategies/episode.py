@@ -309,8 +309,13 @@ class EpisodeRun:
         return TurnResult("submit", result.observation, step, reward=result.reward, done=True)
 
     def finish(self, reward: float, parts: dict[str, Any]) -> None:
-        """Store the score of a submit made through a tool: its reward and parts (``corrupt`` among
-        them when the gold cannot run). The outcome follows from them (:meth:`Trajectory.settle`)."""
+        """Store the score of a submit made through a tool. The parts come from the env's own score of
+        the submit, every part included (a tool's artifact carries only what the agent may see);
+        ``parts`` stand in only where the env kept none. The outcome follows from them
+        (:meth:`Trajectory.settle`)."""
+        scored = self.env.submitted
+        if scored is not None:
+            parts = dict(scored.parts) | ({"corrupt": True} if scored.corrupt else {})
         self.recorder.scored(reward, parts)
 
     def submission_candidate(self) -> str | None:

@@ -2,7 +2,10 @@
 
 Every tool answers with ``(content, artifact)``: the content is what a model reads (the observation cut
 head+tail to ``observation_limit`` characters, plus short notes), the artifact is a dict for programs
-(the full output as captured, exit code, flags, the turn; the reward and its parts for ``submit``).
+(the full output as captured, exit code, flags, the turn; for ``submit`` the reward and the parts of
+it an agent may see, :func:`~intercode_agents.envs.reward_view.agent_parts`: an artifact reaches
+whatever holds the tool's messages, an agent's own code included, so the parts that describe the
+gold stay in the env's record of the submit, ``env.submitted``).
 Problems a model can cause (an invalid action, a step after submit, an env failure) raise
 :class:`~langchain_core.tools.ToolException`, which the tools turn into an error message for the
 model (``handle_tool_error=True``), so a tool never crashes an agent.
@@ -22,6 +25,7 @@ from langchain_core.tools import BaseTool, BaseToolkit, ToolException
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, create_model
 
 from intercode_agents.envs.base import Env
+from intercode_agents.envs.reward_view import agent_parts
 from intercode_agents.envs.steps import StepResult, Submit, read_action
 from intercode_agents.errors import InvalidAction
 from intercode_agents.tools.messages import async_only, bad_arguments
@@ -200,7 +204,7 @@ def _answer_schema(description: str) -> type[BaseModel]:
 
 
 class SubmitTool(_EnvTool):
-    """Ends the episode and returns the reward (with its parts in the artifact)."""
+    """Ends the episode and returns the reward (with the parts an agent may see in the artifact)."""
 
     name: str = "submit"
     description: str = Env.submit_description
@@ -223,7 +227,7 @@ class SubmitTool(_EnvTool):
         artifact = {
             "action": f"submit {answer}" if answer else "submit",
             "reward": result.reward,
-            "reward_parts": result.reward_parts,
+            "reward_parts": agent_parts(self.env, result.reward_parts),
             "corrupt": bool(result.reward_parts.get("corrupt")),
             "submission": result.submission,
             "turn": result.turn,

@@ -40,7 +40,7 @@ from intercode_agents.envs.bash.paper import (
     paper_image,
     paper_shell,
 )
-from intercode_agents.envs.bash.reward import BashSide, bash_reward
+from intercode_agents.envs.bash.reward import AGENT_PARTS, BashSide, bash_reward
 from intercode_agents.envs.pooled_env import PooledEnv, timeout_note
 from intercode_agents.reward import RewardResult
 from intercode_agents.sandbox import Sandbox, SandboxPool, ShellSession
@@ -52,6 +52,7 @@ class BashEnv(PooledEnv):
     default_image = "bash"
     execution_modes = EXECUTION_MODES
     task_dirs = ("/testbed",)
+    agent_parts = AGENT_PARTS
 
     @classmethod
     def task_details(

@@ -43,6 +43,15 @@ from intercode_agents.envs.bash.changes import (
 )
 from intercode_agents.reward import RewardMode, RewardResult, check_mode
 
+#: What an agent may see of this reward (:mod:`intercode_agents.envs.reward_view`): the three part scores,
+#: the answer's similarity, and the changes the agent made that the gold does not (its own paths). Hidden:
+#: ``missing_changes`` and ``missing_paths`` (the gold's changes), ``content_checked`` (in strict mode, how
+#: many files the gold writes), ``content_equal``, ``wrong_content_paths`` (gold paths, with the gold's
+#: mode and owner) and ``gold_failed``.
+AGENT_PARTS = frozenset(
+    {"file_diff", "file_content", "answer", "answer_similarity", "extra_changes", "extra_paths"}
+)
+
 PART_WEIGHT = 0.33
 BASE_REWARD = 0.01
 _SHOWN_PATHS = 8

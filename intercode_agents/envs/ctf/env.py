@@ -14,7 +14,7 @@ from intercode_agents.datasets import Task
 from intercode_agents.datasets.sources import TaskSource
 from intercode_agents.datasets.task import TaskDetails
 from intercode_agents.envs.bash.env import BashEnv
-from intercode_agents.envs.ctf.reward import ctf_reward
+from intercode_agents.envs.ctf.reward import AGENT_PARTS, ctf_reward
 from intercode_agents.envs.ctf.tasks import ctf_asset_files, ctf_unavailable, remote_service
 from intercode_agents.errors import DatasetError, UnknownTask
 from intercode_agents.reward import RewardResult
@@ -29,6 +29,7 @@ class CtfEnv(BashEnv):
     default_image = "ctf"
     submit_takes_argument = True
     task_dirs = (WORKDIR,)
+    agent_parts = AGENT_PARTS
     submit_description = "Finish the task: submit the flag you found (for example picoCTF{...})."
     answer_description = "The flag you found."
 
@@ -58,6 +59,7 @@ class CtfEnv(BashEnv):
             group={"tag": tags[0]} if tags else {},
             meta=meta,
             unavailable=ctf_unavailable(record, asset_dir, task_id),
+            public={"tags": [str(tag) for tag in tags]} if tags else {},
         )
 
     def submission_candidate(self, actions: list[str], observations: list[str]) -> str | None:

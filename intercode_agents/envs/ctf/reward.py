@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from intercode_agents.reward import RewardResult, check_mode
 
+#: What an agent may see of this reward (:mod:`intercode_agents.envs.reward_view`): the flag the agent
+#: submitted, and whether it is right.
+AGENT_PARTS = frozenset({"flag", "correct"})
+
 
 def ctf_reward(submission: str, gold: str, mode: str = "intercode") -> RewardResult:
     """Score a submitted flag (see the module docstring)."""

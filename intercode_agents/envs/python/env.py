@@ -24,7 +24,7 @@ from intercode_agents.envs.pooled_env import PooledEnv
 from intercode_agents.envs.python.asserts import UnsplittableTest
 from intercode_agents.envs.python.check_tests import split_check_function
 from intercode_agents.envs.python.checker import CheckProcess
-from intercode_agents.envs.python.reward import python_reward
+from intercode_agents.envs.python.reward import AGENT_PARTS, python_reward
 from intercode_agents.envs.python.scorer import AssertScorer, Cell, Program, TestRun
 from intercode_agents.envs.python.tasks import entry_point
 from intercode_agents.errors import ConfigError, DatasetError
@@ -66,6 +66,7 @@ class PythonEnv(PooledEnv):
     action_language = "python"
     default_image = "python"
     submit_takes_argument = True
+    agent_parts = AGENT_PARTS
     # "paper": scored as the original InterCode scored, for comparisons with the paper's table. It
     # bound the gold's first ``def`` (sometimes a helper) to the submitted function, and after every
     # scoring it reset the agent's own interpreter and loaded the test setup and the gold into it, so

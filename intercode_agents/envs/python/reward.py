@@ -24,6 +24,11 @@ from dataclasses import dataclass
 from intercode_agents.errors import ConfigError
 from intercode_agents.reward import RewardResult, check_mode
 
+#: What an agent may see of this reward (:mod:`intercode_agents.envs.reward_view`): tests passed, timed
+#: out, ended as the gold's, and the position of the first one failed. Hidden: ``tests`` (how many hidden
+#: tests there are), ``dropped_gold_failures`` and any part a scorer adds about the tests themselves.
+AGENT_PARTS = frozenset({"passed", "timeouts", "same_as_gold", "first_failing_test"})
+
 
 @dataclass(frozen=True)
 class TestOutcome:

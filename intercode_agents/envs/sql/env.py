@@ -25,7 +25,7 @@ from intercode_agents.datasets.task import TaskDetails
 from intercode_agents.envs.base import ActionResult, Env
 from intercode_agents.envs.sql.gold import SCORE_ROW_CAP, gold_outcome
 from intercode_agents.envs.sql.isolation import isolation_refusal
-from intercode_agents.envs.sql.reward import SqlOutcome, sql_reward
+from intercode_agents.envs.sql.reward import AGENT_PARTS, SqlOutcome, sql_reward
 from intercode_agents.envs.sql.server import SqlClient, SqlServer, close_server, open_server
 from intercode_agents.errors import DatasetError, SessionDied
 from intercode_agents.images import image_ref
@@ -45,6 +45,7 @@ class SqlEnv(Env):
     name = "sql"
     language = "sql"
     action_language = "sql"
+    agent_parts = AGENT_PARTS
 
     @classmethod
     def task_details(

@@ -39,6 +39,11 @@ from scipy.stats import kendalltau
 
 from intercode_agents.reward import RewardResult, check_mode
 
+#: What an agent may see of this reward (:mod:`intercode_agents.envs.reward_view`): the overlap and order
+#: of the agent's rows, and how many it returned. Hidden: ``gold_rows`` (the answer's size),
+#: ``gold_empty``, ``order_matters`` (whether the gold sorts), ``gold_failed`` and ``unscored_reward``.
+AGENT_PARTS = frozenset({"iou", "tau", "agent_rows"})
+
 
 @dataclass(frozen=True)
 class SqlOutcome:
