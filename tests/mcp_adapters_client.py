@@ -1,4 +1,4 @@
-"""Run by tests/test_mcp_langchain.py in the venv of scripts/mcp-adapters-venv.sh (mcp 1.x and
+"""Run by tests/mcp_server/test_mcp_langchain.py in the venv of scripts/mcp-adapters-venv.sh (mcp 1.x and
 langchain-mcp-adapters): loads our MCP server's tools into LangChain's ``create_agent`` with a
 scripted model that solves a mini task, and prints what happened as one JSON line.
 

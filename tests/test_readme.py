@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli_run_commands import DATA, cli
+from tests import ROOT
+from tests.cli.test_cli_run_commands import DATA, cli
 
-README = Path(__file__).parents[1] / "README.md"
+README = ROOT / "README.md"
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```$", re.M | re.S)
 NEEDS = re.compile(r"^# needs: ([A-Z][A-Z0-9_]*)", re.M)
 RUNNER = """

@@ -3,7 +3,7 @@
 The check behind ``--set prompts=paper``: a scripted chat model answers with an entry's logged replies,
 our ``react`` or ``plan_solve`` strategy runs them with the paper prompt set against a real env (SQL,
 or Bash with ``execution="paper"``), and the actions it ran and its success are compared with the
-log's. Used by ``benchmarks/replay_paper_strategies.py`` and ``tests/test_strategies_paper.py``.
+log's. Used by ``benchmarks/replay_paper_strategies.py`` and ``tests/strategies/test_strategies_paper.py``.
 
 The logs keep what the original's loops made of each reply, not always the reply itself, so the
 replies are rebuilt from them:

@@ -16,7 +16,7 @@ utf8mb4 connection) rather than a general MySQL grammar:
   (a backslash is an ordinary character there);
 - a ``;`` outside all of these ends a statement (the server runs several statements per request).
 
-``tests/test_sql_policy_server.py`` checks these rules against the real server with random texts.
+``tests/envs/sql/test_sql_policy_server.py`` checks these rules against the real server with random texts.
 The lexer only splits; it neither parses nor judges (see :mod:`intercode_agents.envs.sql.isolation`).
 """
 

@@ -114,7 +114,7 @@ def _kendall(x: Sequence[Any], y: Sequence[Any]) -> float:
     Most lists compared here are short, where scipy's call costs far more than the counting; so up
     to ``SHORT`` items the pairs are counted here and combined with scipy's own arithmetic (the same
     integer counts, the same float operations in the same order, the same clamp to [-1, 1]), which
-    gives scipy's value bit for bit (``tests/test_rewards_sql.py`` compares them). Longer lists go
+    gives scipy's value bit for bit (``tests/envs/sql/test_rewards_sql.py`` compares them). Longer lists go
     to scipy.
     """
     n = len(x)

@@ -27,7 +27,7 @@ ADMIN = ["python3", "/opt/intercode/sqladmin.py"]
 READER_ROLE = "intercode_reader"
 ROLE_LABEL = "intercode-agents.sql-server"
 # Each env holds one helper (two connections, two threads) on the agents' server; these limits leave
-# room for hundreds of concurrent envs (measured: benchmarks/bench_gold.py, tests/test_sql_load.py).
+# room for hundreds of concurrent envs (measured: benchmarks/bench_gold.py, tests/envs/sql/test_sql_load.py).
 # No sandbox disk cap: its watchdog would stop the server itself. The server's own limits bound what
 # a session writes (a temporary table of at most tmp_disk_table_size, within its deadline).
 SERVER_OPTIONS: dict[str, Any] = {"memory": "3g", "pids_limit": 4096, "disk_limit": None}

@@ -14,6 +14,7 @@ import pytest
 
 from intercode_agents.errors import ConfigError
 from intercode_agents.runner.run_lock import LOCK_FILE, RunDirectoryBusy, RunLock
+from tests import ROOT
 
 HOLD = """
 import sys, time
@@ -42,7 +43,7 @@ def test_a_second_holder_is_refused_with_the_holders_pid(tmp_path: Path) -> None
 
 def test_the_lock_of_a_sigkilled_process_is_taken_over(tmp_path: Path) -> None:
     directory = tmp_path / "run"
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
         [sys.executable, "-c", HOLD, str(directory)], stdout=subprocess.PIPE, text=True, env=env
     )

@@ -25,7 +25,7 @@ from intercode_agents.runner.run_dir import TRAJECTORIES
 from intercode_agents.sandbox import RUN_ID, cleanup_containers, resolve_backend
 from intercode_agents.sandbox.config import LABEL_RUN
 from tests import engines
-from tests.test_gold_replay import BASH_VOLATILE
+from tests.envs.test_gold_replay import BASH_VOLATILE
 
 TASKS, HALF = 50, 25
 

@@ -14,8 +14,9 @@ import docker
 import pytest
 
 from intercode_agents.sandbox.config import LABEL_RUN
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = ROOT
 
 
 @pytest.fixture(scope="module")

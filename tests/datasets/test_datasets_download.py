@@ -15,8 +15,9 @@ import pytest
 from intercode_agents.datasets import INTERCODE_COMMIT, load_tasks, resolve_data_root
 from intercode_agents.datasets.manifest import family_files
 from intercode_agents.errors import DatasetError
+from tests import ROOT
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "intercode-data"
+SHARED_DATA = ROOT.parent / "shared" / "intercode-data"
 DATA = Path(os.environ.get("INTERCODE_DATA") or SHARED_DATA)
 pytestmark = pytest.mark.skipif(not (DATA / "data").is_dir(), reason=f"no InterCode data copy at {DATA}")
 

@@ -43,7 +43,7 @@ import signal
 # Ctrl-C raises KeyboardInterrupt even when the suite was started where SIGINT is ignored (a
 # background job of a non-interactive shell), which the child would otherwise inherit.
 signal.signal(signal.SIGINT, signal.default_int_handler)
-from tests.test_isolation_load import _episode
+from tests.envs.test_isolation_load import _episode
 from intercode_agents.datasets import select_tasks
 tasks = select_tasks("bash", "mini")
 async def main():  # (each episode waits in its sandbox, so the interrupt lands mid-run)

@@ -16,7 +16,7 @@ import pytest
 from intercode_agents.errors import ConfigError
 from intercode_agents.fidelity.paper_log import BadLog, LoggedTurn, match_tasks, read_log
 from intercode_agents.fidelity.rescore import submission_of
-from tests.test_cli_run_commands import cli
+from tests.cli.test_cli_run_commands import cli
 
 RESULTS = Path(os.environ.get("INTERCODE_RESULTS", "/work/shared/intercode-results"))
 FS4 = RESULTS / "bash/gpt-3.5/ic_bash_multiturn_gpt-3.5_10_turns_fs_4.json"

@@ -27,7 +27,7 @@ from intercode_agents.fidelity.strategy_replay import logged_model, read_strateg
 from intercode_agents.models.scripted import ScriptedChatModel
 from intercode_agents.strategies import get_strategy
 from intercode_agents.strategies.paper_parsing import plan_steps, react_code, react_split, step_code
-from tests.test_cli_run_commands import cli
+from tests.cli.test_cli_run_commands import cli
 
 RESULTS = Path(os.environ.get("INTERCODE_RESULTS", "/work/shared/intercode-results"))
 SQL_REACT = RESULTS / "sql/gpt-3.5/ic_sql_react_10_turns.json"

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from intercode_agents.trajectory import Step, Trajectory
-from tests.test_cli_run_commands import cli
+from tests.cli.test_cli_run_commands import cli
 
 HEADLESS = {"DISPLAY": "", "WAYLAND_DISPLAY": ""}
 

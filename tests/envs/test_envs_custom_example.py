@@ -23,8 +23,9 @@ from intercode_agents.errors import ImageMissing
 from intercode_agents.models.scripted import ScriptedChatModel
 from intercode_agents.runner.preflight import image_ids
 from intercode_agents.tools import EnvToolkit
+from tests import ROOT
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "custom_env"
+EXAMPLE = ROOT / "examples" / "custom_env"
 YAML = EXAMPLE / "jq.yaml"
 
 

@@ -12,8 +12,9 @@ from intercode_agents.datasets import get_task, load_tasks, resolve_data_root, s
 from intercode_agents.datasets.select import MAX_SELECTOR_CHARS, MAX_SELECTOR_TERMS
 from intercode_agents.envs.ctf.tasks import ctf_asset_files
 from intercode_agents.errors import ConfigError, DatasetError, UnknownTask
+from tests import ROOT
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "intercode-data"
+SHARED_DATA = ROOT.parent / "shared" / "intercode-data"
 DATA = Path(os.environ.get("INTERCODE_DATA") or SHARED_DATA)
 needs_data = pytest.mark.skipif(not (DATA / "data").is_dir(), reason=f"no InterCode data copy at {DATA}")
 

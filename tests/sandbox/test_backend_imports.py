@@ -11,7 +11,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "intercode_agents"
+from tests import ROOT
+
+PACKAGE = ROOT / "intercode_agents"
 DOCKER_BACKEND = PACKAGE / "sandbox" / "docker"
 CLIENT_LIBRARIES = ("aiodocker", "docker")
 

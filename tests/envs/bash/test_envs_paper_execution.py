@@ -32,7 +32,7 @@ from intercode_agents.errors import ConfigError
 from intercode_agents.images import image_ref
 from intercode_agents.paths import data_dir
 from intercode_agents.sandbox import Sandbox
-from tests.test_cli_run_commands import cli
+from tests.cli.test_cli_run_commands import cli
 
 
 def test_the_command_string_is_split_the_way_docker_py_split_it() -> None:

@@ -22,12 +22,12 @@ from intercode_agents.runner.eval import run_eval
 from intercode_agents.runner.run_dir import read_records
 from intercode_agents.strategies.agent_episode import NOT_RUN, TURNS_SPENT
 from intercode_agents.trajectory import Trajectory
-from tests import agent_fixtures
-from tests.test_cli_run_commands import cli
+from tests import ROOT, agent_fixtures
+from tests.cli.test_cli_run_commands import cli
 
 os.environ.setdefault("INTERCODE_DATA", "/work/shared/intercode-data")
 FIXTURES = str(Path(agent_fixtures.__file__))
-EXAMPLE = str(Path(__file__).parents[1] / "examples" / "own_agent.py")
+EXAMPLE = str(ROOT / "examples" / "own_agent.py")
 
 
 async def play(tmp_path: Path, agent: str, task: str = "bash/mini/0", **settings: object) -> Trajectory:

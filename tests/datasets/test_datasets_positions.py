@@ -8,7 +8,7 @@ import pytest
 
 from intercode_agents.datasets import get_task, select_tasks
 from intercode_agents.errors import ConfigError
-from tests.test_cli_run_commands import cli
+from tests.cli.test_cli_run_commands import cli
 
 os.environ.setdefault("INTERCODE_DATA", "/work/shared/intercode-data")
 

@@ -16,7 +16,7 @@ from intercode_agents.runner.eval import run_eval
 from intercode_agents.runner.run_dir import read_records
 from intercode_agents.strategies import get_strategy
 from tests import agent_fixtures
-from tests.test_cli_run_commands import cli
+from tests.cli.test_cli_run_commands import cli
 
 os.environ.setdefault("INTERCODE_DATA", "/work/shared/intercode-data")
 FIXTURES = str(Path(agent_fixtures.__file__))
