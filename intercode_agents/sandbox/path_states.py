@@ -63,6 +63,17 @@ def read_states(files: ContainerFiles, deep: Sequence[str], shallow: Sequence[st
     return found
 
 
+def read_tree(files: ContainerFiles, directory: str) -> dict[str, PathState]:
+    """The shallow state of every entry below the folder ``directory`` (not of the folder itself),
+    read from this host; empty when it is no folder."""
+    base = directory.rstrip("/")
+    return {f"{base}/{rel}": _state(files, f"{base}/{rel}", False) for rel, _ in files.walk(directory)}
+
+
+# Lists every entry below a folder, NUL-terminated (nothing when it is no folder).
+TREE_SCRIPT = 'find "$1" -mindepth 1 -print0 2>/dev/null; exit 0'
+
+
 def _state(files: ContainerFiles, path: str, deep: bool) -> PathState:
     st = files.lstat(path)
     if st is None:

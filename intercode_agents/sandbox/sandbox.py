@@ -48,7 +48,14 @@ from intercode_agents.sandbox.inside_tools import touched
 from intercode_agents.sandbox.jsonl import JsonSession
 from intercode_agents.sandbox.launcher import MAIN_COMMAND, Launcher
 from intercode_agents.sandbox.mount_changes import Entries as MountEntries
-from intercode_agents.sandbox.path_states import PathState, parse_probe_output, probe_command, read_states
+from intercode_agents.sandbox.path_states import (
+    TREE_SCRIPT,
+    PathState,
+    parse_probe_output,
+    probe_command,
+    read_states,
+    read_tree,
+)
 from intercode_agents.sandbox.placement import EngineSet
 from intercode_agents.sandbox.pristine import ROOT_SCRIPT, RUNTIME_SCRIPT, Fingerprint
 from intercode_agents.sandbox.result import DEFAULT_OUTPUT_CAP, ExecResult, OutputCapture
@@ -514,6 +521,19 @@ class Sandbox:
         async with self._inside_tools_vouched_for():
             result = await self.exec(probe_command(deep, shallow), timeout=120, output_cap=64 << 20)
         return parse_probe_output(result.output)
+
+    async def tree_states(self, directory: str) -> dict[str, PathState]:
+        """The shallow state (see :meth:`path_states`) of every entry below the folder ``directory``,
+        by absolute path; empty when it is no folder. Read from this host where it can be, else
+        listed and probed by read-only commands inside the sandbox."""
+        if self._files is not None:
+            return await asyncio.to_thread(read_tree, self._files, directory)
+        async with self._inside_tools_vouched_for():
+            listing = await self.exec(
+                ["/bin/sh", "-c", TREE_SCRIPT, "tree", directory], timeout=120, output_cap=64 << 20
+            )
+        entries = [path for path in listing.output.split("\0") if path]
+        return await self.path_states(shallow=entries) if entries else {}
 
     @property
     def _files(self) -> ContainerFiles | None:

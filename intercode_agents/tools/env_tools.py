@@ -38,7 +38,15 @@ _locks: WeakKeyDictionary[Env, asyncio.Lock] = WeakKeyDictionary()
 
 
 #: The fields of a run tool's artifact that a trajectory Step records as they are.
-STEP_FIELDS = ("exit_code", "errored", "duration_s", "observation_truncated", "output_truncated", "timed_out")
+STEP_FIELDS = (
+    "exit_code",
+    "errored",
+    "duration_s",
+    "observation_truncated",
+    "output_truncated",
+    "timed_out",
+    "task_files",
+)
 
 
 def step_fields(artifact: dict[str, Any]) -> dict[str, Any]:
@@ -152,6 +160,7 @@ class _RunTool(_EnvTool):
             "duration_s": float(info.get("duration_s") or 0.0),
             "turn": info.get("turn"),
             "turn_limit_reached": turn_limit,
+            "task_files": info.get("task_files"),
         }
         return view.text, artifact
 
@@ -227,6 +236,7 @@ class SubmitTool(_EnvTool):
             "submission": info.get("submission"),
             "turn": info.get("turn"),
             "duration_s": float(info.get("duration_s") or 0.0),
+            "task_files": info.get("task_files"),
         }
         return observation, artifact
 

@@ -31,6 +31,23 @@ async def test_path_states_from_the_host_equal_those_from_inside(bash_image, bac
         assert host["/t/fifo"].kind == "other" and host["/testbed-missing"].kind == "missing"
 
 
+async def test_tree_states_from_the_host_equal_those_from_inside(bash_image, backend, fast_paths):
+    async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
+        assert (await sb.exec(SETUP)).exit_code == 0
+        host = await sb.tree_states("/t")
+        with sb.slow_paths():
+            inside = await sb.tree_states("/t")
+            assert await sb.tree_states("/t/x.sh") == {} and await sb.tree_states("/nowhere") == {}
+        assert host == inside
+        assert set(host) == {
+            "/t/d", "/t/d/a.txt", "/t/d/sub", "/t/d/sub/b", "/t/d/rel-link", "/t/d/abs-link", "/t/d/sp ace",
+            "/t/empty", "/t/dangling", "/t/dir-link", "/t/fifo", "/t/x.sh",
+        }  # fmt: skip
+        assert host["/t/d/a.txt"] == (await sb.path_states(shallow=["/t/d/a.txt"]))["/t/d/a.txt"]
+        assert host["/t/dir-link"].kind == "link" and host["/t/d/sub"].kind == "dir"
+        assert await sb.tree_states("/t/x.sh") == {} and await sb.tree_states("/nowhere") == {}
+
+
 async def test_mount_changes_are_seen_from_the_host_and_from_inside(bash_image, backend):
     async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
         assert await sb.diff() == []
