@@ -23,7 +23,7 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ] || ! "$DIR/bin/python" -c "$CHEC
   "$PYTHON" -m venv --clear "$DIR"
   "$DIR/bin/python" -m pip install -q --disable-pip-version-check \
     "$ROOT[agents]" 'mcp>=1.24,<2' 'langchain-mcp-adapters>=0.3.2' 2>&1 \
-    | grep -v -e "Running pip as the 'root' user" || true
+    | { grep -v -e "Running pip as the 'root' user" || true; }  # (pip's status decides)
   "$DIR/bin/python" -c "$CHECK"
   PYTHONPATH="$ROOT" "$DIR/bin/python" -c "import intercode_agents.strategies"
   echo "$WANT" > "$STAMP"

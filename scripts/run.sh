@@ -84,8 +84,11 @@ python_env() {
 
 install_package() {
   phase "Python package (editable, with the test and local-model extras, into $VIRTUAL_ENV)"
-  "$PY" -m pip install -q --disable-pip-version-check -e '.[test]' 2>&1 | grep -v "Running pip as the 'root' user" || true
-  "$PY" -c "import intercode_agents"
+  # (pip's own status decides: the filter only drops a warning; and the import is checked away from
+  # the checkout, whose source folder would otherwise be imported whether pip installed it or not)
+  "$PY" -m pip install -q --disable-pip-version-check -e '.[test]' 2>&1 \
+    | { grep -v "Running pip as the 'root' user" || true; }
+  (cd / && "$PY" -c "import intercode_agents, pytest, langchain, mcp")
   done_phase
 }
 
