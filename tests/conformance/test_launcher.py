@@ -137,7 +137,7 @@ async def test_killing_every_process_always_ends_that_command_with_the_sandbox_l
             assert sb.main_pid is not None
             shell = await sb.shell()
             assert (await shell.run("echo before")).output == "before\n"
-            with pytest.raises(SessionDied, match="main process was killed"):
+            with pytest.raises(SessionDied, match="container has stopped"):  # (or the stream ended first)
                 await shell.run("kill -9 -1; echo after", timeout=10)
             assert not await backend.running(sb.id)
 
