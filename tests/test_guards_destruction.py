@@ -66,9 +66,19 @@ ATTACKS: dict[str, tuple[str, str, bool]] = {
 NO_CRITIC = {"critic": False}
 
 
+SLOW_PATHS = "unix:///var/run/docker.sock?fast_paths=false"  # the local engine, read as a remote one
+
+
 @pytest.fixture(scope="module")
 async def bash_env():
     async with make_env("bash") as env:
+        yield env
+
+
+@pytest.fixture(scope="module")
+async def slow_env():
+    """The files read from the engine's archive instead of this host."""
+    async with make_env("bash", backend=SLOW_PATHS) as env:
         yield env
 
 
@@ -100,10 +110,13 @@ async def test_every_rewrite_is_flagged_checkpointed_rolled_back_where_due_and_c
     assert measured["left_episodes"] == len(ATTACKS) - measured["undone_episodes"]
 
 
-async def test_every_rewrite_counts_in_an_unguarded_run_too(bash_env) -> None:
+@pytest.mark.parametrize("paths", ["fast", "slow"])
+async def test_every_rewrite_counts_in_an_unguarded_run_too(bash_env, slow_env, paths) -> None:
+    env = bash_env if paths == "fast" else slow_env
+    assert env.engines.first.use_fast_paths == (paths == "fast")
     plain = []
     for name, (command, target, _) in ATTACKS.items():
-        traj = await get_strategy("react").run(bash_env, _script(command), task_id="bash/mini/1")
+        traj = await get_strategy("react").run(env, _script(command), task_id="bash/mini/1")
         plain.append(traj)
         files = traj.steps[0].task_files
         assert files is not None and target in files.examples, (name, files)

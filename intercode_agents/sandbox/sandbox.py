@@ -50,12 +50,13 @@ from intercode_agents.sandbox.launcher import MAIN_COMMAND, Launcher
 from intercode_agents.sandbox.main_process import MainProcess, find_main
 from intercode_agents.sandbox.mount_changes import Entries as MountEntries
 from intercode_agents.sandbox.path_states import (
-    TREE_SCRIPT,
+    Content,
     PathState,
+    archive_contents,
     parse_probe_output,
     probe_command,
+    read_contents,
     read_states,
-    read_tree,
 )
 from intercode_agents.sandbox.placement import EngineSet
 from intercode_agents.sandbox.pristine import ROOT_SCRIPT, RUNTIME_SCRIPT, Fingerprint
@@ -567,18 +568,18 @@ class Sandbox:
             result = await self.exec(probe_command(deep, shallow), timeout=120, output_cap=64 << 20)
         return parse_probe_output(result.output)
 
-    async def tree_states(self, directory: str) -> dict[str, PathState]:
-        """The shallow state (see :meth:`path_states`) of every entry below the folder ``directory``,
-        by absolute path; empty when it is no folder. Read from this host where it can be, else
-        listed and probed by read-only commands inside the sandbox."""
+    async def contents(self, directory: str, *, max_bytes: int = 64 << 20) -> dict[str, Content] | None:
+        """What every entry below the folder ``directory`` holds (its kind and content digest), by
+        absolute path; empty when it is no folder, None when its files hold more than ``max_bytes``.
+        Read from this host where it can be, else from the engine's archive of the folder: never by a
+        program inside the sandbox, so nothing an agent changed there takes part."""
         if self._files is not None:
-            return await asyncio.to_thread(read_tree, self._files, directory)
-        async with self._inside_tools_vouched_for():
-            listing = await self.exec(
-                ["/bin/sh", "-c", TREE_SCRIPT, "tree", directory], timeout=120, output_cap=64 << 20
-            )
-        entries = [path for path in listing.output.split("\0") if path]
-        return await self.path_states(shallow=entries) if entries else {}
+            return await asyncio.to_thread(read_contents, self._files, directory, max_bytes)
+        try:
+            data = await self.get_archive(directory)
+        except FileNotFoundError:
+            return {}
+        return archive_contents(data, directory) if len(data) <= max_bytes else None
 
     @property
     def _files(self) -> ContainerFiles | None:
