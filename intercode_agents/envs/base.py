@@ -10,6 +10,9 @@ the reward. Concrete envs implement three hooks: ``_prepare`` (get a pristine sa
 - ``turn`` (int), ``action_type`` ("action" | "submit" | "invalid")
 - ``exit_code`` (int | None), ``errored`` (bool: the action failed to run)
 - ``timed_out`` (bool), ``output_truncated`` (bool: cut at the sandbox's capture cap), ``duration_s``
+- ``task_files`` (a dict of :class:`~intercode_agents.trajectory.TaskFiles`, or None): what the action
+  (or, at submit, what remained) did to the task files, read from the file system (envs with
+  ``task_dirs``; see :mod:`intercode_agents.envs.task_files`)
 
 and at submit also ``reward_parts`` (dict) and ``corrupt`` (bool: the gold itself fails; unscored).
 """
@@ -27,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from intercode_agents.errors import ConfigError, InvalidAction, SessionDied
 from intercode_agents.rewards import RewardResult
+from intercode_agents.trajectory import TaskFiles
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseToolkit
@@ -61,6 +65,11 @@ class ActionResult:
     timed_out: bool = False
     output_truncated: bool = False
     duration_s: float = 0.0
+    task_files: TaskFiles | None = None  # what it did to the task files (envs that watch them)
+
+
+def _files_info(files: TaskFiles | None) -> dict[str, Any] | None:
+    return files.model_dump() if files is not None else None
 
 
 def unreadable(text: object) -> str | None:
@@ -193,6 +202,7 @@ class Env(ABC):
         await self._prepare(task)
         self.task, self.turns, self.done, self.last_observation = task, 0, False, ""
         self.sandbox_lost, self.submitted = None, None
+        await self._watch_task_files()
         info = {"task_id": task.id, "split": task.split, "group": dict(task.group), "image": task.image}
         return self.task_prompt(task), info
 
@@ -222,6 +232,7 @@ class Env(ABC):
             "timed_out": result.timed_out,
             "output_truncated": result.output_truncated,
             "duration_s": result.duration_s,
+            "task_files": _files_info(result.task_files),
         }
         truncated = self.max_turns is not None and self.turns >= self.max_turns
         return result.observation, 0.0, False, truncated, info
@@ -234,14 +245,26 @@ class Env(ABC):
         return await self._scored(self.last_observation if submission is None else submission)
 
     async def _run_action(self, action: str) -> ActionResult:
-        """Run an action; a sandbox the agent broke ends its actions, not the episode."""
+        """Run an action and measure what it did to the task files; a sandbox the agent broke ends
+        its actions, not the episode."""
         if self.sandbox_lost is not None:
             return ActionResult(observation=self._lost_note(), errored=True)
         try:
-            return await self._execute(action)
+            result = await self._execute(action)
+            return dataclasses.replace(result, task_files=await self.task_files_now())
         except SessionDied as exc:
             await self._blame_agent(exc)
             return ActionResult(observation=self._lost_note(), errored=True)
+
+    async def task_files_now(self) -> TaskFiles | None:
+        """Read the task files now and say what changed since the last reading (see
+        :mod:`intercode_agents.envs.task_files`): the env calls it after every action and at the
+        submit, a guard after a rollback. None when the env watches no task files (no ``task_dirs``,
+        no task, or too many entries)."""
+        return None
+
+    async def _watch_task_files(self) -> None:  # noqa: B027 - optional hook
+        """Record the task files as the episode starts (envs whose sandbox holds ``task_dirs``)."""
 
     async def _scored(self, submission: str) -> RewardResult:
         """The score of ``submission``; a failed one, with the reason in its parts, when the agent's
@@ -284,6 +307,12 @@ class Env(ABC):
         self._require_task()
         started = time.perf_counter()
         submission = argument if self.submit_takes_argument else self.last_observation
+        files = None
+        if self.sandbox_lost is None:
+            try:
+                files = await self.task_files_now()
+            except SessionDied:
+                pass  # (the scoring says why the sandbox cannot answer)
         result = await self._scored(submission)
         self.done, self.submitted = True, result
         info = base | {
@@ -296,6 +325,7 @@ class Env(ABC):
             "reward_parts": dict(result.parts),
             "corrupt": result.corrupt,
             "submission": submission,
+            "task_files": _files_info(files),
         }
         return f"Submitted. Reward: {result.reward:g}", result.reward, True, False, info
 

@@ -12,7 +12,8 @@ middleware (:class:`~intercode_agents.tools.guard_middleware.GuardMiddleware`) a
   does not exist (``> new.txt``) are dropped: nothing is there to lose.
 - **Rollback**: the action ``rollback`` (``rollback start`` for the episode's start) restores the
   directory to the last checkpoint, verified by digest; with ``auto_rollback`` a flagged command that
-  fails or empties an input is rolled back at once, and its observation says so.
+  fails or empties an input is rolled back at once, and its observation says so. The env then reads
+  the task files again, so the record says what the rollback gave back (``task_files`` in its note).
 - **Critic** (:mod:`.critic`): a submit is reviewed first and can be sent back with reasons, at most
   ``max_vetoes`` times; its tokens are counted in :attr:`Guard.critic_usage`.
 
@@ -212,6 +213,7 @@ class Guard:
         assert sandbox is not None
         started = time.perf_counter()
         restored = [await restore_checkpoint(sandbox, checkpoint) for checkpoint in checkpoints]
+        files = await self.env.task_files_now()  # what the rollback gave back, read from the files
         note = {
             "reason": reason,
             "automatic": automatic,
@@ -219,6 +221,7 @@ class Guard:
             "verified": all(r.verified for r in restored),
             "directories": [r.note() for r in restored],
             "ms": round((time.perf_counter() - started) * 1000, 2),
+            "task_files": files.model_dump() if files is not None else None,
         }
         self._event("rollback", **note)
         return note

@@ -133,6 +133,7 @@ def _step(number: int, action: str, observation: str, info: dict[str, Any], forc
         output_truncated=bool(info.get("output_truncated")),
         timed_out=bool(info.get("timed_out")),
         thought=FORCED_SUBMIT if forced else None,
+        task_files=info.get("task_files"),
     )
 
 

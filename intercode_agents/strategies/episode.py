@@ -68,7 +68,8 @@ def context_full(exc: BaseException) -> bool:
 
 
 def guard_fields(info: dict[str, Any]) -> dict[str, Any]:
-    """The Step fields that say what the guards did (``info["guard"]`` of a guarded step)."""
+    """The Step fields that say what the guards did (``info["guard"]`` of a guarded step) and what the
+    step did to the task files (``info["task_files"]``, measured by the env)."""
     guard = info.get("guard") or {}
     return {
         "guard_flags": list(guard.get("flags") or []),
@@ -76,6 +77,7 @@ def guard_fields(info: dict[str, Any]) -> dict[str, Any]:
         "rollback": guard.get("rollback"),
         "refusal": guard.get("refusal"),
         "veto": guard.get("veto"),
+        "task_files": info.get("task_files"),
     }
 
 
@@ -327,6 +329,7 @@ class EpisodeRun:
             reward=reward,
             duration_s=float(info.get("duration_s") or 0.0),
             thought=thought or (FORCED_SUBMIT if forced else None),
+            task_files=info.get("task_files"),
         )
         self.finish(reward, info)
         return TurnResult("submit", observation, self.record(step, reply), reward=reward, done=True)

@@ -42,7 +42,15 @@ _locks: WeakKeyDictionary[Env, asyncio.Lock] = WeakKeyDictionary()
 
 
 #: The fields of a run tool's artifact that a trajectory Step records as they are.
-STEP_FIELDS = ("exit_code", "errored", "duration_s", "observation_truncated", "output_truncated", "timed_out")
+STEP_FIELDS = (
+    "exit_code",
+    "errored",
+    "duration_s",
+    "observation_truncated",
+    "output_truncated",
+    "timed_out",
+    "task_files",
+)
 
 
 def step_fields(artifact: dict[str, Any]) -> dict[str, Any]:
@@ -156,6 +164,7 @@ class _RunTool(_EnvTool):
             "duration_s": float(info.get("duration_s") or 0.0),
             "turn": info.get("turn"),
             "turn_limit_reached": turn_limit,
+            "task_files": info.get("task_files"),
         }
         return view.text, artifact
 
@@ -231,6 +240,7 @@ class SubmitTool(_EnvTool):
             "submission": info.get("submission"),
             "turn": info.get("turn"),
             "duration_s": float(info.get("duration_s") or 0.0),
+            "task_files": info.get("task_files"),
         }
         return observation, artifact
 
