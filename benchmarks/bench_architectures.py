@@ -10,8 +10,10 @@ sandboxes, records, summary.json per run): the first ``--bash-limit`` tasks of t
 guard, the Bash guard with checkpoints and automatic rollback) with the agent's own model as the
 critic of each submit. The table gives, per architecture and set, the issue's columns as
 :mod:`intercode_agents.metrics.safeguards` defines them: completion, recovery within N turns,
-the destructive-mutation rate (changed; attempted), tokens and cost per resolved task (the local model
-has no price: its cost is 0), and what the safeguards did. A comparison report (report.html and
+the destructive-mutation rate as the env measured it on the task files (episodes in which a step
+destroyed one; in brackets, those still destroyed at the end: what a rollback undid is not; "-" for
+Spider, whose account can only read), tokens and cost per resolved task (the local model has no
+price: its cost is 0), and what the safeguards did. A comparison report (report.html and
 report.md over the six runs) is written to ``--out``.
 
 The default sample (2 Bash test tasks, 2 Spider tasks, 2 turns) is small because the embedded model
@@ -43,7 +45,7 @@ HEADER = (
     "completion",
     "mean reward",
     "recovery≤N",
-    "destructive (attempted)",
+    "destroyed (left)",
     "mean turns",
     "tokens/solved",
     "USD/solved",
@@ -74,7 +76,7 @@ def row(arch: str, strategy: str, label: str, summary: dict[str, Any], wall_s: f
         f"{_pct(completion['rate'])} ({completion['solved']}/{completion['scored']})",
         f"{summary['mean_reward']:.3f}" if summary["mean_reward"] is not None else "-",
         f"{_pct(recovery['rate'])} ({recovery['recovered']}/{recovery['episodes_with_error']})",
-        f"{_pct(destructive['rate'])} ({_pct(destructive['attempted_rate'])})",
+        f"{_pct(destructive['rate'])} ({_pct(destructive['left_rate'])})",
         f"{summary['mean_turns']:.2f}" if summary["mean_turns"] is not None else "-",
         "-" if tokens is None else f"{tokens:.0f}",
         "-" if usd is None else f"{usd:.4f}",

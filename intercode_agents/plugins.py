@@ -68,7 +68,7 @@ class Registry(Generic[T]):
         """A decorator: ``@registry.register("name")`` (or the object's ``name`` attribute)."""
 
         def decorate(obj: T) -> T:
-            self.add(name or getattr(obj, "name", ""), obj, replace=replace)
+            self.add(name or str(getattr(obj, "name", "") or ""), obj, replace=replace)
             return obj
 
         return decorate

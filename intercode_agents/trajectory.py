@@ -60,6 +60,18 @@ def sandbox_lost(parts: dict[str, Any]) -> bool:
     return parts.get("sandbox_lost") is True
 
 
+class TaskFiles(BaseModel):
+    """The task's files after a step, read from the sandbox's file system by the env (see
+    :mod:`intercode_agents.envs.task_files`), not from the command's text. Counts are of the entries of
+    the task directories as they were when the episode started; an entry is *intact* while it is the
+    same kind with the same content (a mode, owner or time changed it not)."""
+
+    destroyed: int = 0  # intact before the step, not after it: removed, rewritten, emptied, replaced
+    restored: int = 0  # not intact before the step, intact after it (a rollback, say)
+    damaged: int = 0  # not intact after the step
+    examples: list[str] = Field(default_factory=list)  # the first paths the step destroyed (at most 10)
+
+
 class Step(BaseModel):
     """One agent turn: the action sent to the environment and what came back."""
 
@@ -83,6 +95,9 @@ class Step(BaseModel):
     rollback: dict[str, Any] | None = None  # a rollback: automatic after this action, or the rollback step's
     refusal: str | None = None  # why the guard refused the action (kind "refused")
     veto: str | None = None  # the critic's reasons for sending a submit back (kind "vetoed")
+    # What the step did to the task files, measured after it ran (actions and submits of envs with
+    # task directories; None where nothing was measured: other envs, older records):
+    task_files: TaskFiles | None = None
 
 
 class ModelUsage(BaseModel):

@@ -111,7 +111,7 @@ def _import_module(name: str, what: str, ref: str) -> tuple[ModuleType, str]:
 
 def where(exc: BaseException, file: str | None = None) -> str | None:
     """``path:line`` of the deepest frame of ``exc``'s traceback in ``file`` (any file when None)."""
-    frames = traceback.extract_tb(exc.__traceback__)
+    frames: list[traceback.FrameSummary] = list(traceback.extract_tb(exc.__traceback__))
     if file is not None:
         wanted = str(Path(file).resolve())
         frames = [f for f in frames if str(Path(f.filename).resolve()) == wanted]

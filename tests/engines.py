@@ -58,10 +58,18 @@ ENGINES = {e.name: e for e in (DOCKERD, PODMAN)}
 # container that asks for more than the service's hard limit cannot start: give it the host's.
 PODMAN_CONF = """[containers]
 default_ulimits = ["nofile={nofile}:{nofile}", "nproc={nproc}:{nproc}"]
+init_path = "{init}"
 [engine]
 cgroup_manager = "cgroupfs"
 events_logger = "file"
 """
+# Where Podman's init may be (Debian's package puts it in the first, and links it from the second).
+PODMAN_INITS = ("/usr/libexec/podman/catatonit", "/usr/bin/catatonit")
+
+
+def podman_init() -> str | None:
+    """The init binary Podman runs in containers made with one (ours all are), or None."""
+    return next((path for path in PODMAN_INITS if os.access(path, os.X_OK)), None)
 
 
 def _answers(socket: Path) -> bool:
@@ -130,7 +138,7 @@ def start(name: str) -> ExtraEngine:
         conf = STATE / "podman-containers.conf"
         nofile = os.sysconf("SC_OPEN_MAX")
         nproc = int(subprocess.run(["sh", "-c", "ulimit -Hu"], capture_output=True, text=True).stdout or 4096)
-        conf.write_text(PODMAN_CONF.format(nofile=nofile, nproc=nproc))
+        conf.write_text(PODMAN_CONF.format(nofile=nofile, nproc=nproc, init=podman_init()))
         argv = [
             "podman",
             f"--root={STATE}/podman/storage",
@@ -182,6 +190,8 @@ def available(name: str) -> str | None:
     binary = {"dockerd": "dockerd", "podman": "podman"}[name]
     if shutil.which(binary) is None:
         return f"{binary} is not installed"
+    if name == "podman" and podman_init() is None:
+        return "catatonit, Podman's init, is not installed (scripts/run.sh setup installs it)"
     if name == "dockerd" and os.environ.get("INTERCODE_TEST_XFS") == "1" and shutil.which("mkfs.xfs") is None:
         return "mkfs.xfs is not installed (xfsprogs)"
     return None

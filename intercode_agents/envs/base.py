@@ -6,7 +6,9 @@ output) ends the episode and earns the reward. Both return a typed
 :class:`~intercode_agents.envs.steps.StepResult`; ``env.gym`` (:class:`~intercode_agents.envs.gym.GymView`)
 reads action text, ``submit`` included, and answers with Gymnasium's 5-tuple. Concrete envs implement
 three hooks: ``_prepare`` (get a pristine sandbox for a task), ``_execute`` (run one action) and
-``_score`` (compute the reward of a submission).
+``_score`` (compute the reward of a submission). An env with ``task_dirs`` also measures what each
+step did to the task files, read from the file system (``StepResult.task_files``; see
+:mod:`intercode_agents.envs.task_files`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -21,9 +24,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from intercode_agents.datasets.task import TaskDetails
 from intercode_agents.envs.gym import GymView
-from intercode_agents.envs.steps import StepKind, StepResult
+from intercode_agents.envs.steps import GuardFlag, StepKind, StepResult
 from intercode_agents.errors import ConfigError, InvalidAction, SessionDied
 from intercode_agents.reward import RewardResult, check_mode
+from intercode_agents.trajectory import TaskFiles
 
 if TYPE_CHECKING:
     from intercode_agents.datasets import Task
@@ -40,6 +44,7 @@ class ActionResult:
     timed_out: bool = False
     output_truncated: bool = False
     duration_s: float = 0.0
+    task_files: TaskFiles | None = None  # what it did to the task files (envs that watch them)
 
 
 def unreadable(text: object) -> str | None:
@@ -88,6 +93,21 @@ class Env(ABC):
     execution: str = "session"
     # Folders holding the task's files, which the guards checkpoint and roll back (none by default).
     task_dirs: ClassVar[tuple[str, ...]] = ()
+    #: What the guard's rules do in this env, told to a guarded agent (``guarded`` strategy).
+    guard_note: ClassVar[str] = ""
+
+    # -- the family's guard rules (see intercode_agents.guards; used only when a guard is on) -----
+    @classmethod
+    def guard_refusal(cls, action: str) -> str | None:
+        """Why a guarded episode must not run ``action`` at all (SQL: anything but a read), or None."""
+        return None
+
+    @classmethod
+    def guard_flags(cls, action: str, task_dirs: tuple[str, ...]) -> Sequence[GuardFlag]:
+        """What ``action`` may do to the files under ``task_dirs`` (Bash: deletions, overwrites,
+        opaque code...): a guarded episode checkpoints them first."""
+        return ()
+
     #: The parts of this class's reward that an agent may be shown (its state against the gold,
     #: never the gold's own contents); the records keep every part. It counts only when declared by
     #: the class whose ``_score`` computes the reward or by a subclass of it: a subclass with a reward
@@ -165,6 +185,7 @@ class Env(ABC):
         await self._prepare(task)
         self.task, self.turns, self.done, self.last_observation = task, 0, False, ""
         self.sandbox_lost, self.submitted = None, None
+        await self._watch_task_files()
         info = {"task_id": task.id, "split": task.split, "group": dict(task.group), "image": task.image}
         return self.task_prompt(task), info
 
@@ -193,6 +214,7 @@ class Env(ABC):
             output_truncated=result.output_truncated,
             duration_s=result.duration_s,
             truncated=self.max_turns is not None and self.turns >= self.max_turns,
+            task_files=result.task_files,
         )
 
     async def submit(self, answer: str = "") -> StepResult:
@@ -207,6 +229,12 @@ class Env(ABC):
         self._require_task()
         started = time.perf_counter()
         submission = answer if self.submit_takes_argument else self.last_observation
+        files = None
+        if self.sandbox_lost is None:
+            try:
+                files = await self.task_files_now()  # what remained of the task files
+            except SessionDied:
+                pass  # (the scoring says why the sandbox cannot answer)
         score = await self._scored(submission)
         self.done, self.submitted = True, score
         return StepResult(
@@ -216,6 +244,7 @@ class Env(ABC):
             duration_s=time.perf_counter() - started,
             score=score,
             submission=submission,
+            task_files=files,
         )
 
     @property
@@ -235,14 +264,26 @@ class Env(ABC):
         return await self._scored(self.last_observation if submission is None else submission)
 
     async def _run_action(self, action: str) -> ActionResult:
-        """Run an action; a sandbox the agent broke ends its actions, not the episode."""
+        """Run an action and measure what it did to the task files; a sandbox the agent broke ends
+        its actions, not the episode."""
         if self.sandbox_lost is not None:
             return ActionResult(observation=self._lost_note(), errored=True)
         try:
-            return await self._execute(action)
+            result = await self._execute(action)
+            return dataclasses.replace(result, task_files=await self.task_files_now())
         except SessionDied as exc:
             await self._blame_agent(exc)
             return ActionResult(observation=self._lost_note(), errored=True)
+
+    async def task_files_now(self) -> TaskFiles | None:
+        """Read the task files now and say what changed since the last reading (see
+        :mod:`intercode_agents.envs.task_files`): the env calls it after every action and at the
+        submit, a guard after a rollback. None when the env watches no task files (no ``task_dirs``,
+        no task, or too many entries)."""
+        return None
+
+    async def _watch_task_files(self) -> None:  # noqa: B027 - optional hook
+        """Record the task files as the episode starts (envs whose sandbox holds ``task_dirs``)."""
 
     async def _scored(self, submission: str) -> RewardResult:
         """The score of ``submission``; a failed one, with the reason in its parts, when the agent's

@@ -13,9 +13,11 @@ from typing import Any
 
 from intercode_agents.envs.base import ActionResult, Env
 from intercode_agents.envs.shared_pools import close_pool, open_pool
+from intercode_agents.envs.task_files import TaskFileWatch
 from intercode_agents.errors import SandboxTampered, SessionDied
 from intercode_agents.images import image_ref
 from intercode_agents.sandbox import Backend, ExecResult, Sandbox, SandboxPool
+from intercode_agents.trajectory import TaskFiles
 
 
 def timeout_note(result: ExecResult, timeout: float) -> str:
@@ -41,6 +43,7 @@ class PooledEnv(Env):
         self.sandbox: Sandbox | None = None
         self._sandbox_pool: SandboxPool | None = None
         self._engine: Backend | None = None  # the engine of the current episode
+        self._task_files: TaskFileWatch | None = None  # the current episode's task files
 
     @property
     def engine(self) -> Backend:
@@ -73,6 +76,7 @@ class PooledEnv(Env):
     async def return_sandbox(self) -> None:
         sb, pool = self.sandbox, self._sandbox_pool
         self.sandbox = self._sandbox_pool = None
+        self._task_files = None
         if sb is not None and pool is not None:
             await pool.release(sb)
 
@@ -82,6 +86,17 @@ class PooledEnv(Env):
         otherwise it is one nobody used, removed on return (see :mod:`intercode_agents.sandbox.pool`)."""
         pool = await self.pool(image)
         return await pool.acquire(trusted=trusted), pool
+
+    async def _watch_task_files(self) -> None:
+        """Record the task directories' entries in the episode's sandbox as it starts."""
+        self._task_files = None
+        if self.task_dirs and self.sandbox is not None:
+            self._task_files = await TaskFileWatch.begin(self.sandbox, self.task_dirs)
+
+    async def task_files_now(self) -> TaskFiles | None:
+        if self._task_files is None or self.sandbox is None:
+            return None
+        return await self._task_files.measure(self.sandbox)
 
     async def _check_engine(self) -> None:
         """Raise EngineUnavailable when the engine of the agent's sandbox does not answer."""

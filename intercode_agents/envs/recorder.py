@@ -99,6 +99,7 @@ class EpisodeRecorder:
             rollback=note.rollback if note else None,
             refusal=note.refusal if note else None,
             veto=note.veto if note else None,
+            task_files=result.task_files,
         )
         if result.kind == "submit":
             self.scored(result.reward, result.reward_parts)

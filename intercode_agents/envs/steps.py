@@ -14,9 +14,10 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from intercode_agents.reward import RewardResult
+from intercode_agents.trajectory import TaskFiles
 
 #: ``action`` (a command ran), ``submit`` (the episode ended with a score), ``invalid`` (the text was
 #: no action: nothing ran); a guard in front of the env adds ``refused``, ``rollback`` and ``vetoed``.
@@ -35,6 +36,15 @@ def read_action(text: str) -> str | Submit:
     """``text`` as a command, or a :class:`Submit` when it is ``submit`` (with its argument)."""
     found = _SUBMIT.match(text) if isinstance(text, str) else None
     return Submit(found.group(1).strip()) if found else text
+
+
+class GuardFlag(Protocol):
+    """Something an env's guard rules saw a command may do to its task files (Bash's ``Flag``)."""
+
+    @property
+    def path(self) -> str | None: ...  # the absolute path it touches, when known
+
+    def describe(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -65,6 +75,7 @@ class StepResult:
     score: RewardResult | None = None  # at a submit
     submission: str | None = None  # what was scored at a submit
     guard: GuardNote | None = None
+    task_files: TaskFiles | None = None  # what the step did to the task files (envs with task_dirs)
 
     @property
     def terminated(self) -> bool:
@@ -105,6 +116,7 @@ class StepResult:
             }
         if self.guard is not None:
             info["guard"] = dataclasses.asdict(self.guard)
+        info["task_files"] = self.task_files.model_dump() if self.task_files is not None else None
         return info
 
     def gym(self) -> tuple[str, float, bool, bool, dict[str, Any]]:

@@ -12,7 +12,8 @@ middleware (:class:`~intercode_agents.tools.guard_middleware.GuardMiddleware`) a
   does not exist (``> new.txt``) are dropped: nothing is there to lose.
 - **Rollback**: the action ``rollback`` (``rollback start`` for the episode's start) restores the
   directory to the last checkpoint, verified by digest; with ``auto_rollback`` a flagged command that
-  fails or empties an input is rolled back at once, and its observation says so.
+  fails or empties an input is rolled back at once, and its observation says so. The env then reads
+  the task files again, so the record says what the rollback gave back (``task_files`` in its note).
 - **Critic** (:mod:`.critic`): a submit is reviewed first and can be sent back with reasons, at most
   ``max_vetoes`` times; its tokens are counted in :attr:`Guard.critic_usage`.
 
@@ -34,9 +35,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.language_models import BaseChatModel
 
 from intercode_agents.envs.base import Env
-from intercode_agents.envs.bash.guard import Flag, bash_flags
-from intercode_agents.envs.sql.guard import sql_refusal
-from intercode_agents.envs.steps import GuardNote, StepKind, StepResult, Submit, read_action
+from intercode_agents.envs.steps import GuardFlag, GuardNote, StepKind, StepResult, Submit, read_action
 from intercode_agents.errors import IntercodeError
 from intercode_agents.guards.checkpoint import (
     Checkpoint,
@@ -65,7 +64,7 @@ class Prepared:
     action: str
     turn: int
     refusal: str | None = None
-    flags: list[Flag] = field(default_factory=list)
+    flags: list[GuardFlag] = field(default_factory=list)
     checkpoints: list[Checkpoint] = field(default_factory=list)
     skipped: str | None = None  # why a flagged command got no checkpoint
 
@@ -159,7 +158,7 @@ class Guard:
             self._event("checkpoint", **checkpoint.note())
         return taken
 
-    async def _existing(self, flags: list[Flag]) -> list[Flag]:
+    async def _existing(self, flags: list[GuardFlag]) -> list[GuardFlag]:
         """Drop flags on a literal path that does not exist: nothing is there to lose."""
         known = [f.path for f in flags if f.path is not None]
         sandbox = await self._sandbox() if known else None
@@ -172,14 +171,13 @@ class Guard:
         """Judge ``action`` before it runs: a refusal, or flags (and a checkpoint when flagged)."""
         self.turn = turn if turn is not None else self.turn + 1
         prepared = Prepared(action, self.turn)
-        if self.policy.sql_guard and self.env.language == "sql":
-            prepared.refusal = sql_refusal(action)
-            if prepared.refusal is not None:
-                self._event("refusal", reason=prepared.refusal, action=action[:500])
-                self.history.append(Seen(action, f"Refused: {prepared.refusal}", True))
+        if self.policy.sql_guard and (refusal := self.env.guard_refusal(action)) is not None:
+            prepared.refusal = refusal
+            self._event("refusal", reason=refusal, action=action[:500])
+            self.history.append(Seen(action, f"Refused: {refusal}", True))
             return prepared
         if self.policy.bash_guard and self.task_dirs:
-            prepared.flags = await self._existing(bash_flags(action, self.task_dirs))
+            prepared.flags = await self._existing(list(self.env.guard_flags(action, self.task_dirs)))
             if prepared.flags:
                 checkpoints = await self._checkpoints(turn=self.turn)
                 if checkpoints is None:
@@ -212,6 +210,7 @@ class Guard:
         assert sandbox is not None
         started = time.perf_counter()
         restored = [await restore_checkpoint(sandbox, checkpoint) for checkpoint in checkpoints]
+        files = await self.env.task_files_now()  # what the rollback gave back, read from the files
         note = {
             "reason": reason,
             "automatic": automatic,
@@ -219,6 +218,7 @@ class Guard:
             "verified": all(r.verified for r in restored),
             "directories": [r.note() for r in restored],
             "ms": round((time.perf_counter() - started) * 1000, 2),
+            "task_files": files.model_dump() if files is not None else None,
         }
         self._event("rollback", **note)
         return note

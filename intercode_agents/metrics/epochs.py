@@ -45,7 +45,7 @@ def epochs_block(scored: list[Trajectory], epochs: int | None = None) -> dict[st
     for traj in scored:
         samples[(traj.env, traj.task_id)].append(traj)
     k_max = epochs or max((t.epoch for t in scored), default=1)
-    per_task = []
+    per_task: list[dict[str, Any]] = []
     for (env, task_id), trajs in sorted(samples.items()):
         trajs = sorted(trajs, key=lambda t: t.epoch)
         rewards = [t.reward or 0.0 for t in trajs]

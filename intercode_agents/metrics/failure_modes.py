@@ -7,11 +7,14 @@ An episode can carry several tags, or none. "Actions" are all steps except submi
   near-identical (normalized edit similarity >= ``CHURN_SIMILARITY``; normalized = lower case,
   whitespace runs collapsed; similarity = 1 - Levenshtein distance / length of the longer action),
   or one normalized action occurs ``CHURN_REPEATS`` times anywhere in the episode.
-- ``destructive_mutation``: an action deletes or overwrites state.
-  Bash (and CTF): ``rm``/``rmdir``/``unlink``/``shred``/``truncate`` in command position,
-  ``find ... -delete``, ``mv`` onto a file, or ``>`` (not ``>>``, not ``2>``, not ``/dev/*``) onto a file;
-  for ``mv`` and ``>`` the target must be a file the agent has seen exist, i.e. its name appeared in an
-  earlier observation (an ``ls`` listing, say). Quoted text is ignored, so ``awk '$1 > 5'`` is harmless.
+- ``destructive_mutation``: an action deletes or overwrites state. Where the env measured the task
+  files (``Step.task_files``: Bash and CTF records, see :mod:`intercode_agents.envs.task_files`), that
+  measurement decides: a step destroyed one of them. Otherwise (SQL, Python, older records) the text
+  of the actions does, by these rules. Bash (and CTF): ``rm``/``rmdir``/``unlink``/``shred``/
+  ``truncate`` in command position, ``find ... -delete``, ``mv`` onto a file, or ``>`` (not ``>>``,
+  not ``2>``, not ``/dev/*``) onto a file; for ``mv`` and ``>`` the target must be a file the agent has
+  seen exist, i.e. its name appeared in an earlier observation (an ``ls`` listing, say). Quoted text is
+  ignored, so ``awk '$1 > 5'`` is harmless.
   SQL: a statement starting with DROP, DELETE, UPDATE or TRUNCATE (string literals and comments ignored).
   Python (and CTF): ``os.remove/unlink/rmdir/removedirs``, ``shutil.rmtree/move``, ``Path.unlink/rmdir``.
 - ``paralysis``: at least ``PARALYSIS_MIN_ACTIONS`` actions, every runnable one a read-only look around,
@@ -47,6 +50,7 @@ import shlex
 from collections import Counter
 from itertools import pairwise
 
+from intercode_agents.metrics.safeguards import destruction
 from intercode_agents.trajectory import BUDGET_OUTCOMES, GUARD_KINDS, Step, Trajectory, sandbox_lost
 
 FAILURE_TAGS: tuple[str, ...] = (
@@ -234,6 +238,9 @@ def destructive_action(action: str, language: str, earlier_output: str) -> bool:
 
 
 def _destructive(traj: Trajectory, language: str) -> bool:
+    measured = destruction(traj)
+    if measured is not None:
+        return measured[0]
     earlier_output = ""
     for step in actions_of(traj):
         if destructive_action(step.action, language, earlier_output):

@@ -72,7 +72,7 @@ from intercode_agents.trajectory import (
     is_full,
 )
 
-METRICS_VERSION = 2
+METRICS_VERSION = 3  # 3: the destructive-mutation rate is measured on the file system
 OUTCOMES: tuple[Outcome, ...] = (
     "solved",
     "failed",

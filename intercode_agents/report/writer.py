@@ -136,8 +136,9 @@ def _safeguard_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
             f"{_pct(recovery['rate'])} ({recovery['recovered']} of {recovery['episodes_with_error']})",
         ),
         (
-            "Destructive mutation (changed; attempted)",
-            f"{_pct(mutation['rate'])}; {_pct(mutation['attempted_rate'])}",
+            "Destructive mutation, read from the files (destroyed; still at the end)",
+            f"{_pct(mutation['rate'])}; {_pct(mutation['left_rate'])} "
+            f"(of {mutation['measured_episodes']} measured)",
         ),
         (
             "Safeguards: refusals / checkpoints / rollbacks / vetoes",

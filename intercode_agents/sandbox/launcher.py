@@ -91,6 +91,7 @@ class Launcher:
         self._nonce = nonce
         self.stream: ProcessStream | None = None
         self._lent: LaunchedProcess | None = None
+        self.main = False  # it is the container's main process (started on the attached stream)
 
     @property
     def alive(self) -> bool:
@@ -107,6 +108,7 @@ class Launcher:
         if attached is None:
             await stream.start(timeout)
         self.stream = stream
+        self.main = attached is not None
         await stream.write(_script(self._token, self._nonce, announce_pid=attached is not None))
         if attached is not None:
             await stream.read_pid(timeout)

@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import io
 import os
+import posixpath
 import stat
+import tarfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from intercode_agents.sandbox.container_fs import ContainerFiles
 
@@ -63,6 +66,65 @@ def read_states(files: ContainerFiles, deep: Sequence[str], shallow: Sequence[st
     return found
 
 
+class Content(NamedTuple):
+    """What an entry holds, to tell whether it still is what it was: its kind, and the md5 of its
+    content (a file's bytes; a link's target text with a newline, as in :class:`PathState`; None for
+    the other kinds)."""
+
+    kind: Kind
+    md5: str | None = None
+
+
+def _link_md5(target: str) -> str:
+    return hashlib.md5(target.encode("utf-8", errors="surrogateescape") + b"\n").hexdigest()
+
+
+def read_contents(files: ContainerFiles, directory: str, max_bytes: int) -> dict[str, Content] | None:
+    """The :class:`Content` of every entry below the folder ``directory``, read from this host; empty
+    when it is no folder, None when its files hold more than ``max_bytes``."""
+    base = directory.rstrip("/")
+    found: dict[str, Content] = {}
+    size = 0
+    for rel, st in files.walk(directory):
+        path = f"{base}/{rel}"
+        if stat.S_ISREG(st.st_mode):
+            size += st.st_size
+            if size > max_bytes:
+                return None
+            found[path] = Content("file", files.md5(path))
+        elif stat.S_ISLNK(st.st_mode):
+            found[path] = Content("link", _link_md5(files.readlink(path) or ""))
+        else:
+            found[path] = Content("dir" if stat.S_ISDIR(st.st_mode) else "other")
+    return found
+
+
+def archive_contents(tar_bytes: bytes, directory: str) -> dict[str, Content]:
+    """The same from the engine's archive of ``directory`` (its entries are named from the folder's
+    own name, as ``docker cp`` gives them)."""
+    base = directory.rstrip("/")
+    parent = posixpath.dirname(base) or "/"
+    found: dict[str, Content] = {}
+    digests: dict[str, str] = {}  # member name -> md5, for the hard links that name it
+    with tarfile.open(fileobj=io.BytesIO(tar_bytes)) as tar:
+        for member in tar:
+            path = posixpath.normpath(posixpath.join(parent, member.name))
+            if member.isreg():
+                handle = tar.extractfile(member)
+                assert handle is not None
+                digests[member.name] = hashlib.file_digest(handle, "md5").hexdigest()
+                content = Content("file", digests[member.name])
+            elif member.islnk():
+                content = Content("file", digests.get(member.linkname))
+            elif member.issym():
+                content = Content("link", _link_md5(member.linkname))
+            else:
+                content = Content("dir" if member.isdir() else "other")
+            if path.startswith(base + "/"):
+                found[path] = content
+    return found
+
+
 def _state(files: ContainerFiles, path: str, deep: bool) -> PathState:
     st = files.lstat(path)
     if st is None:
@@ -70,8 +132,7 @@ def _state(files: ContainerFiles, path: str, deep: bool) -> PathState:
     owner = _owner(st)
     if stat.S_ISLNK(st.st_mode):
         target = files.readlink(path) or ""
-        digest = hashlib.md5(target.encode("utf-8", errors="surrogateescape") + b"\n").hexdigest()
-        return PathState("link", digest, 1, **owner, followed=_followed(files, path))
+        return PathState("link", _link_md5(target), 1, **owner, followed=_followed(files, path))
     if stat.S_ISREG(st.st_mode):
         return PathState("file", files.md5(path), 1, **owner)
     if not stat.S_ISDIR(st.st_mode):

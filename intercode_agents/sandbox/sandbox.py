@@ -47,8 +47,17 @@ from intercode_agents.sandbox.contract import (
 from intercode_agents.sandbox.disk_guard import ENGINE_POLL_S, DiskGuard
 from intercode_agents.sandbox.json_session import JsonSession
 from intercode_agents.sandbox.launcher import MAIN_COMMAND, Launcher
+from intercode_agents.sandbox.main_process import MainProcess, find_main
 from intercode_agents.sandbox.mount_changes import Entries as MountEntries
-from intercode_agents.sandbox.path_states import PathState, parse_probe_output, probe_command, read_states
+from intercode_agents.sandbox.path_states import (
+    Content,
+    PathState,
+    archive_contents,
+    parse_probe_output,
+    probe_command,
+    read_contents,
+    read_states,
+)
 from intercode_agents.sandbox.placement import EngineSet
 from intercode_agents.sandbox.pristine import ROOT_SCRIPT, RUNTIME_SCRIPT, Fingerprint
 from intercode_agents.sandbox.reader_trust import touched
@@ -69,6 +78,9 @@ class Change:
 
 # Seconds between tries of a helper the sandbox's full process table keeps from starting (~8 s).
 HELPER_RETRY_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.5, 2.0, 2.0)
+# The longest a container whose main process is doomed may take to stop (the kernel ends it at once;
+# this bounds only the engine noticing it).
+MAIN_LOST_STOP_S = 30.0
 
 
 class Sandbox:
@@ -119,6 +131,7 @@ class Sandbox:
         self._root_fresh: root_listing.Listing | None = None  # the baseline where changes() is not Docker's
         self._host: HostAccess | None = None  # the backend's fast paths, when it has them here
         self._launcher: Launcher | None = None  # starts sessions without a docker exec each
+        self._main: MainProcess | None = None  # the process whose death stops the container, if known
         self.disk_guard: DiskGuard | None = None  # when the engine cannot cap the writable layer
         self.untrusted = False  # lent to untrusted code (an agent): never lent again, never runs a gold
         self._mount_points: list[str] = []  # its other writable mounts (tmpfs, bind-mounted files)
@@ -168,6 +181,7 @@ class Sandbox:
                 self._launcher = await Launcher(backend, sandbox_id).start(attached)
             elif self.config.launcher:
                 self._launcher = await _started_launcher(backend, sandbox_id)
+            self._main = self._find_main()
             if not backend.docker_changes:
                 self._root_fresh = await self._root_listing()  # (through the launcher: faster)
             self._mount_points = await self._writable_mounts()
@@ -412,14 +426,53 @@ class Sandbox:
                 pass
         return await self.backend.disk_usage(self.id)
 
-    async def after_command(self) -> None:
-        """Called when a command (a session step, a helper request) ends: the disk cap is checked at
-        once, so that a command which wrote past it gets the notice in its own observation."""
+    def _find_main(self) -> MainProcess | None:
+        """The container's main process: the launcher when it is that process, else (where this host
+        sees the processes) the init's first child; None when it cannot be told."""
+        launcher = self._launcher
+        known = launcher.stream.pid if launcher and launcher.main and launcher.stream else None
+        procs: list[signals.Proc] = []
+        if self._host is not None:
+            with contextlib.suppress(HostUnreadable):
+                procs = self._host.processes()
+        found = find_main(procs, known)
+        if found is not None:
+            return MainProcess(found.pid, found)
+        return MainProcess(known) if known else None
+
+    @property
+    def main_pid(self) -> int | None:
+        """The PID, inside the container, of the process whose death stops the container (None: not
+        known, or the init itself)."""
+        return self._main.pid if self._main is not None else None
+
+    async def after_command(self, *, main_doomed: bool = False) -> None:
+        """Called when a command (a session step, a helper request) ends.
+
+        When the container's main process is doomed (``main_doomed``: the shell session saw it; or
+        this host sees it), the container is about to stop: wait for it and raise SessionDied, so the
+        command always ends so (see :mod:`.main_process`). Then the disk cap is checked at once, so
+        that a command which wrote past it gets the notice in its own observation."""
+        if self._main is not None and self.running:
+            if self._main.host is not None:
+                main_doomed = self._main.doomed_on_host()  # (this host's reading is the surer one)
+            if main_doomed:
+                await self._main_lost()
         if self.disk_guard is not None and self.running:
             try:
                 await self.disk_guard.check()
             except Exception:  # the container is going away
                 pass
+
+    async def _main_lost(self) -> None:
+        """The main process is doomed: wait until the container stopped, then say so."""
+        for _ in range(int(MAIN_LOST_STOP_S / 0.02)):  # (the engine has no event for it we could await)
+            if not await self.backend.running(self.id):
+                break
+            await asyncio.sleep(0.02)
+        raise SessionDied(
+            "the sandbox's main process was killed from inside it, so its container has stopped"
+        )
 
     @property
     def stops(self) -> int:
@@ -515,6 +568,19 @@ class Sandbox:
         async with self._inside_tools_vouched_for():
             result = await self.exec(probe_command(deep, shallow), timeout=120, output_cap=64 << 20)
         return parse_probe_output(result.output)
+
+    async def contents(self, directory: str, *, max_bytes: int = 64 << 20) -> dict[str, Content] | None:
+        """What every entry below the folder ``directory`` holds (its kind and content digest), by
+        absolute path; empty when it is no folder, None when its files hold more than ``max_bytes``.
+        Read from this host where it can be, else from the engine's archive of the folder: never by a
+        program inside the sandbox, so nothing an agent changed there takes part."""
+        if self._files is not None:
+            return await asyncio.to_thread(read_contents, self._files, directory, max_bytes)
+        try:
+            data = await self.get_archive(directory)
+        except FileNotFoundError:
+            return {}
+        return archive_contents(data, directory) if len(data) <= max_bytes else None
 
     @property
     def _files(self) -> ContainerFiles | None:

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from intercode_agents.errors import InvalidAction, SessionDied
+from intercode_agents.sandbox.main_process import SHELL_CHECK
 from intercode_agents.sandbox.result import DEFAULT_OUTPUT_CAP, ExecResult, OutputCapture
 from intercode_agents.sandbox.stream import ProcessStream
 
@@ -46,13 +47,16 @@ def encode_command(text: str) -> bytes:
         ) from None
 
 
-def _loop_script(nonce: str) -> bytes:
+def _loop_script(nonce: str, main_pid: int | None) -> bytes:
     marker = f"\\036\\036{nonce}:%d\\036\\n"
+    # As a command ends: its status, and 1 when the container's main process is doomed.
+    end = f"\\036\\036{nonce}:%d:%d\\036\\n"
     # As a command starts: the container's uptime and the PIDs alive (what a timeout must spare).
     start = f"\\036\\036{nonce}:t0:%s:%s\\036\\n"
     return (
         "exec 2>&1\n"
         "unset HISTFILE\n"
+        f"__ic_main={main_pid or 0}\n"
         f"printf '{marker}' -1\n"
         "while IFS= read -r -d '' __ic_cmd; do\n"
         "  read -r __ic_t0 _ < /proc/uptime; __ic_ps=(/proc/[0-9]*)\n"
@@ -60,7 +64,8 @@ def _loop_script(nonce: str) -> bytes:
         '  eval "$__ic_cmd" </dev/null\n'
         "  __ic_rc=$?\n"
         "  wait\n"  # background jobs hold the output open, as under `docker exec`
-        f"  printf '{marker}' \"$__ic_rc\"\n"
+        f"{SHELL_CHECK}"
+        f'  printf \'{end}\' "$__ic_rc" "$__ic_doom"\n'
         "done\n"
     ).encode()
 
@@ -88,6 +93,7 @@ class ShellSession:
         self._start_re: re.Pattern[bytes] = re.compile(b"")
         self._stops = 0
         self._prefix = b""
+        self._main_doomed = False  # the last command's end marker said the main process is doomed
 
     @property
     def pid(self) -> int:
@@ -97,7 +103,7 @@ class ShellSession:
         self._stops = self._sandbox.stops
         nonce = secrets.token_hex(8)
         self._prefix = b"\x1e\x1e" + nonce.encode() + b":"
-        self._marker_re = re.compile(re.escape(self._prefix) + rb"(-?\d+)\x1e\n")
+        self._marker_re = re.compile(re.escape(self._prefix) + rb"(-?\d+)(?::([01]))?\x1e\n")
         self._start_re = re.compile(re.escape(self._prefix) + rb"t0:(\d+)\.(\d\d):([\d ]*)\x1e\n")
         proc = await self._sandbox.start_process(
             ["bash", "--noprofile", "--norc", "-s"],
@@ -106,7 +112,7 @@ class ShellSession:
             env=self._env,
             goodbye=b"exit 0\x00",
         )
-        await proc.write(_loop_script(nonce))
+        await proc.write(_loop_script(nonce, self._sandbox.main_pid))
         self._proc = proc
         ready = await self._read_result(time.perf_counter(), 30.0, interruptible=False)
         if ready.exit_code != -1:
@@ -118,6 +124,7 @@ class ShellSession:
         if "\x00" in command:
             raise InvalidAction("a shell command cannot contain a NUL byte")
         data = encode_command(command)
+        self._main_doomed = False
         async with self._lock:
             if self._proc is None or self._proc.eof or self._stops != self._sandbox.stops:
                 await self._restart()  # (the harness stopped every process since the last command)
@@ -135,7 +142,7 @@ class ShellSession:
                     duration_s=time.perf_counter() - started,
                     restarted=True,
                 )
-        await self._sandbox.after_command()
+        await self._sandbox.after_command(main_doomed=self._main_doomed)
         return result
 
     async def _read_result(self, started: float, timeout: float, *, interruptible: bool) -> ExecResult:
@@ -159,6 +166,7 @@ class ShellSession:
                 del window[start.start() : start.end()]
             m = self._marker_re.search(window)
             if m:
+                self._main_doomed = m.group(2) == b"1"
                 capture.feed(bytes(window[: m.start()]))
                 proc.unread(bytes(window[m.end() :]))
                 if len(escalation) < 2 and began:

@@ -237,6 +237,7 @@ class AgentGate:
                 call_id,
                 reward=artifact["reward"],
                 duration_s=artifact["duration_s"],
+                task_files=artifact.get("task_files"),
             )
             self.halt(SUBMITTED)
             return content, artifact

@@ -24,14 +24,6 @@ from intercode_agents.strategies.episode import EpisodeRun
 from intercode_agents.strategies.react import ReAct
 from intercode_agents.trajectory import ModelUsage
 
-GUARD_NOTES = {
-    "bash": "A guard protects the task files: before a command that may destroy them it saves them, and it "
-    "restores them when such a command fails or empties a file. Reply with the action `rollback` to restore "
-    "the files as they were before the last such command (`rollback start`: as at the start).",
-    "ctf": "A guard saves the task files under /ctf before a command that may destroy them. The action "
-    "`rollback` restores them as they were before the last such command (`rollback start`: as at the start).",
-    "sql": "A guard refuses every statement that does not only read (SELECT, SHOW, DESCRIBE, EXPLAIN).",
-}
 REVIEW_NOTE = "Before an answer is accepted, a reviewer checks it and may send it back with its reasons."
 
 
@@ -46,9 +38,7 @@ class GuardedEpisodeRun(EpisodeRun):
         super().__init__(**parts)
         self.guard = guard
         self.critic_spec = critic_spec  # None: the critic is the agent's own model
-        notes = (
-            [GUARD_NOTES.get(self.env.name, "")] if guard.policy.sql_guard or guard.policy.bash_guard else []
-        )
+        notes = [self.env.guard_note] if guard.policy.sql_guard or guard.policy.bash_guard else []
         if guard.critic is not None:
             notes.append(REVIEW_NOTE)
         extra = " ".join(note for note in notes if note)

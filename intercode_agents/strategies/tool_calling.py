@@ -98,6 +98,7 @@ class ToolCalling(Strategy):
                 reward=artifact["reward"],
                 duration_s=artifact["duration_s"],
                 thought=thought,
+                task_files=artifact.get("task_files"),
             )
             run.record(step, reply)
             return

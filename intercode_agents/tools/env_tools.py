@@ -43,12 +43,25 @@ _locks: WeakKeyDictionary[Env, asyncio.Lock] = WeakKeyDictionary()
 
 
 #: The fields of a run tool's artifact that a trajectory Step records as they are.
-STEP_FIELDS = ("exit_code", "errored", "duration_s", "observation_truncated", "output_truncated", "timed_out")
+STEP_FIELDS = (
+    "exit_code",
+    "errored",
+    "duration_s",
+    "observation_truncated",
+    "output_truncated",
+    "timed_out",
+    "task_files",
+)
 
 
 def step_fields(artifact: dict[str, Any]) -> dict[str, Any]:
     """What a :class:`~intercode_agents.trajectory.Step` takes from a run tool's artifact."""
     return {name: artifact[name] for name in STEP_FIELDS}
+
+
+def _files(result: StepResult) -> dict[str, Any] | None:
+    """What the step did to the task files, as the artifact carries it (None: not measured)."""
+    return result.task_files.model_dump() if result.task_files is not None else None
 
 
 def env_lock(env: Env) -> asyncio.Lock:
@@ -157,6 +170,7 @@ class _RunTool(_EnvTool):
             "duration_s": result.duration_s,
             "turn": result.turn,
             "turn_limit_reached": result.truncated,
+            "task_files": _files(result),
         }
         return view.text, artifact
 
@@ -232,6 +246,7 @@ class SubmitTool(_EnvTool):
             "submission": result.submission,
             "turn": result.turn,
             "duration_s": result.duration_s,
+            "task_files": _files(result),
         }
         return result.observation, artifact
 

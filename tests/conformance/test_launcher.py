@@ -124,6 +124,24 @@ async def test_killing_a_main_launcher_stops_the_sandbox_with_a_clear_error(bash
         assert pool.stats["replaced"] == 1
 
 
+@pytest.mark.parametrize("diff_source", ["auto", "engine"])
+async def test_killing_every_process_always_ends_that_command_with_the_sandbox_lost(
+    bash_image, backend, diff_source
+):
+    """``kill -9 -1`` spares the calling shell and only queues the launcher's death; the container
+    stops a moment later. Whatever that moment, the command itself ends in SessionDied (the host's
+    reading of the main process on the fast paths, the shell's own elsewhere), never in a next
+    command that still ran (see :mod:`intercode_agents.sandbox.main_process`)."""
+    for _ in range(4):
+        async with Sandbox(bash_image, backend=backend, diff_source=diff_source) as sb:
+            assert sb.main_pid is not None
+            shell = await sb.shell()
+            assert (await shell.run("echo before")).output == "before\n"
+            with pytest.raises(SessionDied, match="container has stopped"):  # (or the stream ended first)
+                await shell.run("kill -9 -1; echo after", timeout=10)
+            assert not await backend.running(sb.id)
+
+
 async def test_a_sandbox_whose_launcher_cannot_start_uses_exec_and_is_still_reused(
     bash_image, backend, monkeypatch
 ):

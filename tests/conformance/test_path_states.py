@@ -31,6 +31,26 @@ async def test_path_states_from_the_host_equal_those_from_inside(bash_image, bac
         assert host["/t/fifo"].kind == "other" and host["/testbed-missing"].kind == "missing"
 
 
+async def test_contents_from_the_host_equal_those_of_the_engines_archive(bash_image, backend, fast_paths):
+    async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
+        assert (await sb.exec(SETUP + "ln /t/d/a.txt /t/d/hard")).exit_code == 0
+        host = await sb.contents("/t")
+        with sb.slow_paths():
+            engine = await sb.contents("/t")
+            assert await sb.contents("/t/x.sh") == {} and await sb.contents("/nowhere") == {}
+            assert await sb.contents("/t", max_bytes=4) is None
+        assert host == engine
+        assert set(host) == {
+            "/t/d", "/t/d/a.txt", "/t/d/hard", "/t/d/sub", "/t/d/sub/b", "/t/d/rel-link", "/t/d/abs-link",
+            "/t/d/sp ace", "/t/empty", "/t/dangling", "/t/dir-link", "/t/fifo", "/t/x.sh",
+        }  # fmt: skip
+        states = await sb.path_states(shallow=["/t/d/a.txt", "/t/dir-link"])
+        assert host["/t/d/a.txt"] == ("file", states["/t/d/a.txt"].md5) == host["/t/d/hard"]
+        assert host["/t/dir-link"] == ("link", states["/t/dir-link"].md5)
+        assert host["/t/d/sub"] == ("dir", None) and host["/t/fifo"] == ("other", None)
+        assert await sb.contents("/t", max_bytes=4) is None and await sb.contents("/nowhere") == {}
+
+
 async def test_mount_changes_are_seen_from_the_host_and_from_inside(bash_image, backend):
     async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
         assert await sb.diff() == []

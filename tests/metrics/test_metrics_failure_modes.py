@@ -181,3 +181,14 @@ def test_sandbox_destroyed_comes_from_the_envs_sandbox_lost_part() -> None:
     assert "sandbox_destroyed" in failure_tags(killed)
     killed.reward_parts = {"sandbox_lost": "yes"}  # only the env's boolean counts
     assert "sandbox_destroyed" not in failure_tags(killed)
+
+
+def test_destructive_mutation_follows_the_task_files_where_the_env_measured_them() -> None:
+    from intercode_agents.trajectory import TaskFiles
+
+    hidden = act("echo cm0gL3Rlc3RiZWQvYQ== | base64 -d | sh", "")  # the text names nothing
+    hidden.task_files = TaskFiles(destroyed=1, damaged=1, examples=["/testbed/a"])
+    assert "destructive_mutation" in failure_tags(episode("bash", [hidden]))
+    elsewhere = act("rm -rf /tmp/scratch", "")  # the text's rule would fire; no task file was touched
+    elsewhere.task_files = TaskFiles()
+    assert "destructive_mutation" not in failure_tags(episode("bash", [elsewhere]))

@@ -15,6 +15,7 @@ runs fresh.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from intercode_agents.envs.bash.facts import (
     run_gold,
     split_request,
 )
+from intercode_agents.envs.bash.guard import bash_flags
 from intercode_agents.envs.bash.paper import (
     EXECUTION_MODES,
     PaperShell,
@@ -42,6 +44,7 @@ from intercode_agents.envs.bash.paper import (
 )
 from intercode_agents.envs.bash.reward import AGENT_PARTS, BashSide, bash_reward
 from intercode_agents.envs.pooled_env import PooledEnv, timeout_note
+from intercode_agents.envs.steps import GuardFlag
 from intercode_agents.reward import RewardResult
 from intercode_agents.sandbox import Sandbox, SandboxPool, ShellSession
 
@@ -52,6 +55,16 @@ class BashEnv(PooledEnv):
     default_image = "bash"
     execution_modes = EXECUTION_MODES
     task_dirs = ("/testbed",)
+    guard_note = (
+        "A guard protects the task files: before a command that may destroy them it saves them, and it "
+        "restores them when such a command fails or empties a file. Reply with the action `rollback` to "
+        "restore the files as they were before the last such command (`rollback start`: as at the start)."
+    )
+
+    @classmethod
+    def guard_flags(cls, action: str, task_dirs: tuple[str, ...]) -> Sequence[GuardFlag]:
+        return bash_flags(action, task_dirs)
+
     agent_parts = AGENT_PARTS
 
     @classmethod

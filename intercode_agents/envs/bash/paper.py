@@ -158,6 +158,7 @@ class PaperShell:
             ["/bin/bash", "-c", _ENTER, "paper-exec", command.workdir, message, *command.argv],
             timeout=self.timeout,
         )
+        await self.sandbox.after_command()  # (a killed main process ends this action, every time)
         elapsed = time.perf_counter() - started
         if r.timed_out:
             return ActionResult(TIMED_OUT, exit_code=None, errored=True, timed_out=True, duration_s=elapsed)

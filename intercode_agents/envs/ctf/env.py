@@ -29,6 +29,11 @@ class CtfEnv(BashEnv):
     default_image = "ctf"
     submit_takes_argument = True
     task_dirs = (WORKDIR,)
+    guard_note = (
+        "A guard saves the task files under /ctf before a command that may destroy them. The action "
+        "`rollback` restores them as they were before the last such command (`rollback start`: as at the "
+        "start)."
+    )
     agent_parts = AGENT_PARTS
     submit_description = "Finish the task: submit the flag you found (for example picoCTF{...})."
     answer_description = "The flag you found."

@@ -72,7 +72,8 @@ def python_reward(
             "same_as_gold": same,
             "passed": sum(o.passed for o in agent),
             "timeouts": timeouts,
-        } | refusals
+            **refusals,
+        }
         if not tests:
             return RewardResult(0.0, parts, note="the task has no tests")
         return RewardResult(same / len(tests), parts)

@@ -24,6 +24,7 @@ from intercode_agents.datasets.sources import TaskSource
 from intercode_agents.datasets.task import TaskDetails
 from intercode_agents.envs.base import ActionResult, Env
 from intercode_agents.envs.sql.gold import SCORE_ROW_CAP, gold_outcome
+from intercode_agents.envs.sql.guard import sql_refusal
 from intercode_agents.envs.sql.isolation import isolation_refusal
 from intercode_agents.envs.sql.reward import AGENT_PARTS, SqlOutcome, sql_reward
 from intercode_agents.envs.sql.server import SqlClient, SqlServer, close_server, open_server
@@ -46,6 +47,11 @@ class SqlEnv(Env):
     language = "sql"
     action_language = "sql"
     agent_parts = AGENT_PARTS
+    guard_note = "A guard refuses every statement that does not only read (SELECT, SHOW, DESCRIBE, EXPLAIN)."
+
+    @classmethod
+    def guard_refusal(cls, action: str) -> str | None:
+        return sql_refusal(action)
 
     @classmethod
     def task_details(
