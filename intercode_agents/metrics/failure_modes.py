@@ -51,7 +51,8 @@ from collections import Counter
 from itertools import pairwise
 
 from intercode_agents.metrics.safeguards import destruction
-from intercode_agents.trajectory import BUDGET_OUTCOMES, GUARD_KINDS, Step, Trajectory, sandbox_lost
+from intercode_agents.metrics.turns import actions_of, is_bare_submit, is_message, is_submit
+from intercode_agents.trajectory import BUDGET_OUTCOMES, Trajectory, sandbox_lost
 
 FAILURE_TAGS: tuple[str, ...] = (
     "action_churn",
@@ -86,40 +87,6 @@ def language_of(traj: Trajectory) -> str:
         except ConfigError:  # a user env this process has not loaded
             language = "bash"
     return language if language in RULE_LANGUAGES else "bash"
-
-
-_SUBMIT_WORD = re.compile(r"\s*submit\b", re.IGNORECASE)
-_BARE_SUBMIT = re.compile(r"\W*(?:submit)?\W*", re.IGNORECASE)
-
-
-def is_submit(step: Step) -> bool:
-    """A submit step (older records may only say so in the action); a submit the critic sent back
-    (kind "vetoed"), a refusal and a rollback are not."""
-    if step.kind in GUARD_KINDS:
-        return False
-    return step.kind == "submit" or _SUBMIT_WORD.match(step.action) is not None
-
-
-def is_bare_submit(step: Step) -> bool:
-    """A submit that carries no answer of its own (``submit``, ``submit()``): it scores the last output."""
-    return is_submit(step) and _BARE_SUBMIT.fullmatch(step.action) is not None
-
-
-def is_message(step: Step) -> bool:
-    """A model message that called no tool: it ran nothing and used no turn."""
-    return step.kind == "message"
-
-
-def actions_of(traj: Trajectory) -> list[Step]:
-    """The agent's actions: every step but submits, model messages, rollbacks, submits the critic
-    sent back and scores the agent asked for (an action the guard refused is one)."""
-    return [
-        step
-        for step in traj.steps
-        if not is_submit(step)
-        and not is_message(step)
-        and step.kind not in ("rollback", "vetoed", "evaluate")
-    ]
 
 
 # ---------------------------------------------------------------- action_churn

@@ -26,14 +26,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from intercode_agents.metrics.turns import solve_turn, turn_numbers
 from intercode_agents.trajectory import Step, TaskFiles, Trajectory
 
 DEFAULT_RECOVERY_TURNS = 3
 
 
 def _numbered(traj: Trajectory) -> list[tuple[int, Step]]:
-    from intercode_agents.metrics.summary import turn_numbers
-
     return list(zip(turn_numbers(traj), traj.steps, strict=True))
 
 
@@ -47,8 +46,6 @@ def first_error_turn(traj: Trajectory) -> int | None:
 
 def recovery_turns(traj: Trajectory) -> int | None:
     """Turns from the first errored action to the solve, for solved episodes that had one."""
-    from intercode_agents.metrics.summary import solve_turn
-
     error, solved = first_error_turn(traj), solve_turn(traj)
     return None if error is None or solved is None else max(solved - error, 0)
 

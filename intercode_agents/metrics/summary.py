@@ -49,18 +49,13 @@ from typing import Any
 
 from intercode_agents.errors import ConfigError
 from intercode_agents.metrics.epochs import epochs_block
-from intercode_agents.metrics.failure_modes import (
-    FAILURE_TAGS,
-    actions_of,
-    failure_tags,
-    is_bare_submit,
-    is_message,
-)
+from intercode_agents.metrics.failure_modes import FAILURE_TAGS, failure_tags
 from intercode_agents.metrics.safeguards import (
     DEFAULT_RECOVERY_TURNS,
     comparison_metrics,
     safeguard_counts,
 )
+from intercode_agents.metrics.turns import actions_of, solve_turn, turns_used
 from intercode_agents.models.pricing import PriceTable, cost_usd, load_prices
 from intercode_agents.trajectory import (
     BUDGET_OUTCOMES,
@@ -69,7 +64,6 @@ from intercode_agents.trajectory import (
     Outcome,
     Trajectory,
     gold_cannot_run,
-    is_full,
 )
 
 METRICS_VERSION = 3  # 3: the destructive-mutation rate is measured on the file system
@@ -100,34 +94,6 @@ def exclusion_reason(traj: Trajectory) -> str | None:
 
 def is_scored(traj: Trajectory) -> bool:
     return exclusion_reason(traj) is None
-
-
-def turn_numbers(traj: Trajectory) -> list[int]:
-    """The turn (1-based) each step belongs to; a bare submit shares the turn of the step before, and a
-    model message that called no tool shares it too (0 before the first turn)."""
-    numbers: list[int] = []
-    turn = 0
-    for step in traj.steps:
-        if not is_message(step) and (turn == 0 or not is_bare_submit(step)):
-            turn += 1
-        numbers.append(turn)
-    return numbers
-
-
-def turns_used(traj: Trajectory) -> int:
-    numbers = turn_numbers(traj)
-    return numbers[-1] if numbers else 0
-
-
-def solve_turn(traj: Trajectory) -> int | None:
-    """The turn on which a solved episode was solved; None for unsolved ones."""
-    if not traj.solved:
-        return None
-    numbers = turn_numbers(traj)
-    for step, turn in zip(traj.steps, numbers, strict=True):
-        if is_full(step.reward):
-            return turn
-    return max(1, numbers[-1] if numbers else 1)
 
 
 def error_share(traj: Trajectory) -> float | None:

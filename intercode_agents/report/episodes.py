@@ -18,13 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from intercode_agents.metrics.failure_modes import FAILURE_TAGS
-from intercode_agents.metrics.summary import (
-    OUTCOMES,
-    episode_cost,
-    exclusion_reason,
-    tokens_of,
-    turns_used,
-)
+from intercode_agents.metrics.summary import OUTCOMES, episode_cost, exclusion_reason, tokens_of
+from intercode_agents.metrics.turns import turns_used
 from intercode_agents.models.pricing import PriceTable, load_prices
 from intercode_agents.trajectory import Trajectory
 

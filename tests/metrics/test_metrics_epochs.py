@@ -8,7 +8,8 @@ import pytest
 from intercode_agents.errors import ConfigError
 from intercode_agents.metrics.epochs import pass_at_k
 from intercode_agents.metrics.failure_modes import failure_tags
-from intercode_agents.metrics.summary import summarize, turn_numbers, turns_used
+from intercode_agents.metrics.summary import summarize
+from intercode_agents.metrics.turns import turn_numbers, turns_used
 from intercode_agents.models.pricing import parse_price_table
 from intercode_agents.trajectory import Step, Trajectory
 

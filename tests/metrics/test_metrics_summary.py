@@ -7,7 +7,8 @@ import json
 import pytest
 
 from intercode_agents.errors import ConfigError
-from intercode_agents.metrics.summary import solve_turn, summarize, turn_numbers
+from intercode_agents.metrics.summary import summarize
+from intercode_agents.metrics.turns import solve_turn, turn_numbers
 from intercode_agents.models.pricing import parse_price_table
 from intercode_agents.trajectory import Step, Trajectory
 
