@@ -37,6 +37,11 @@ _KINDS: frozenset[str] = frozenset({"file", "dir", "link", "other", "missing"})
 
 @dataclass(frozen=True)
 class PathState:
+    """What one path holds in a sandbox (the module docstring says what each field means). Scoring
+    compares these between sandboxes (the Bash reward: :mod:`intercode_agents.envs.bash.changes`),
+    the guards between moments of one sandbox; no comparison across sandboxes looks at ``mtime``
+    except against the pristine image's (touched or not)."""
+
     kind: Kind
     md5: str | None = None
     files: int = 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from intercode_agents.sandbox import Sandbox
-from tests.docker_helpers import SLEEPER
+from intercode_agents.sandbox.conformance.fixtures import SLEEPER
 
 BUSY = "while :; do :; done"
 ESCAPES = {

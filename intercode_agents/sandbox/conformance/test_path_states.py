@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from intercode_agents.sandbox import Change, Sandbox
-from tests.docker_helpers import SLEEPER
+from intercode_agents.sandbox.conformance.fixtures import SLEEPER
 
 SETUP = r"""
 set -e
@@ -19,7 +19,7 @@ SHALLOW = ["/t/d/a.txt", "/t/x.sh", "/t/fifo", "/t/dangling", "/t/dir-link/a.txt
 
 async def test_path_states_from_the_host_equal_those_from_inside(bash_image, backend, fast_paths):
     async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
-        assert sb.reads_from_host == fast_paths
+        assert sb.forensics.reads_from_host == fast_paths
         assert (await sb.exec(SETUP)).exit_code == 0
         host = await sb.path_states(DEEP, SHALLOW)
         with sb.slow_paths():
