@@ -1,5 +1,5 @@
 """Sandbox defaults: isolation, limits and labels, engine-neutral (each backend maps them onto its
-engine: see :mod:`intercode_agents.sandbox.docker.spec`). Every field can be overridden per sandbox."""
+engine: see :mod:`intercode_agents.sandbox.docker.create_body`). Every field can be overridden per sandbox."""
 
 from __future__ import annotations
 

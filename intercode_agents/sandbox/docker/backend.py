@@ -1,6 +1,6 @@
 """The Docker backend: a Docker engine (local or remote) through its Engine API, with aiodocker.
 
-On a local engine, as root, :class:`~intercode_agents.sandbox.docker.host.LocalHost` adds the fast
+On a local engine, as root, :class:`~intercode_agents.sandbox.docker.fast_paths.LocalHost` adds the fast
 paths. A remote engine (``host="tcp://127.0.0.1:2376"``, ``unix:///run/other.sock`` with its storage
 elsewhere) gets none, and the sandbox layer uses the slow paths.
 """
@@ -27,8 +27,8 @@ from intercode_agents.sandbox.contract import (
     Started,
 )
 from intercode_agents.sandbox.docker.client import EngineClients, engine_call
-from intercode_agents.sandbox.docker.host import LocalHost
-from intercode_agents.sandbox.docker.spec import container_body, with_storage_quota
+from intercode_agents.sandbox.docker.create_body import container_body, with_storage_quota
+from intercode_agents.sandbox.docker.fast_paths import LocalHost
 from intercode_agents.sandbox.docker.wire import DockerChannel, query_json
 
 T = TypeVar("T")
