@@ -21,7 +21,8 @@ A backend may also offer **fast paths** for one sandbox (:class:`HostAccess`, re
 :meth:`Backend.start`): reading the container's writable layer, process list and files from the
 engine's own host instead of through the engine or a script inside the sandbox. Only the local Docker
 backend has them; every answer they give is also given by the slow paths, and the conformance suite
-(``tests/conformance/``) checks both against each other and runs on every backend.
+(:mod:`intercode_agents.sandbox.conformance`) checks both against each other and runs on every
+backend.
 
 Errors: an engine that cannot be reached raises :class:`~intercode_agents.errors.EngineUnavailable`, a
 call past its deadline :class:`~intercode_agents.errors.EngineTimeout`, a missing image

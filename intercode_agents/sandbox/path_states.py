@@ -3,8 +3,8 @@
 Two ways to the same answer. Where this host can read the container's files
 (:class:`~intercode_agents.sandbox.container_fs.ContainerFiles`), nothing runs in the sandbox: scoring
 never depends on tools an agent could have replaced. Elsewhere (a remote engine) :data:`PROBE_SCRIPT`
-runs in the sandbox (bash, coreutils, findutils) and only reads; ``tests/conformance/test_path_states.py``
-checks that both give the same states.
+runs in the sandbox (bash, coreutils, findutils) and only reads; the conformance suite's
+``test_path_states.py`` checks that both give the same states.
 
 A path's state (:class:`PathState`):
 

@@ -1,7 +1,7 @@
 """Podman through its Docker-compatible API service (``podman system service``).
 
 The compat API is close enough to Docker's that :class:`~intercode_agents.sandbox.docker.backend.
-DockerBackend` drives it; where Podman differs, this adapter handles it (``tests/conformance`` runs
+DockerBackend` drives it; where Podman differs, this adapter handles it (the conformance suite runs
 every sandbox behaviour on it):
 
 - **Processes.** Docker's ``top`` with ``ps_args=-o pid`` runs ``ps`` on the host; Podman's runs it
