@@ -109,10 +109,6 @@ def register_backend(cls: type[Backend], *, replace: bool = False) -> type[Backe
     return cls
 
 
-def backend_types() -> list[str]:
-    return BACKENDS.names()
-
-
 def parse_config(value: BackendConfig | Mapping[str, Any] | str) -> BackendConfig:
     """A validated config from a mapping, a config object or an engine string."""
     if isinstance(value, BackendConfig):
