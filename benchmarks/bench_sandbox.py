@@ -78,7 +78,7 @@ async def commands(image: str, steps: int, rows: dict[str, float]) -> None:
 
         await sb.exec("echo x > /tmp/new; rm /etc/issue; chmod 600 /etc/motd")
         rows["change list from the upper directory"] = await timed(sb.diff, few)
-        rows["change list from the Engine API"] = await timed(sb.engine_changes, 10)
+        rows["change list from the Engine API"] = await timed(sb.forensics.engine_changes, 10)
         rows["process list from the cgroup"] = await timed(sb.processes, few)
         sb._procs_file = None
         rows["process list from the Engine API (top)"] = await timed(sb.processes, few)
@@ -135,8 +135,9 @@ async def containers(image: str, rows: dict[str, float]) -> None:
 
         rows["pool trusted lease (harness only: recycled)"] = await timed(harness_job, 20)
         rows["pool: % of trusted leases recycled"] = 100 * (pool.stats["reused"] - reused_before) / 20
-        reference = await trusted[0].fingerprint()
-        rows["pristine fingerprint (every channel)"] = await timed(lambda: trusted[0].matches(reference), 20)
+        reading = trusted[0].forensics
+        reference = await reading.fingerprint()
+        rows["pristine fingerprint (every channel)"] = await timed(lambda: reading.matches(reference), 20)
         await pool.release(trusted.pop())
 
     for limit in (None, "1g"):

@@ -152,11 +152,12 @@ case "${1:-}" in
     intercode-agents cleanup >/dev/null 2>&1 || true
     done_phase
     if [ $# -le 1 ] && [ "${INTERCODE_CI_OTHER_ENGINES:-1}" = 1 ]; then
-      # The conformance suite on a second dockerd (own data root, exec root, pidfile and socket; no
-      # bridge, no iptables) and on rootful Podman, both started and stopped by the suite's fixture
+      # The conformance suite (shipped in intercode_agents/sandbox/conformance; tests/conformance
+      # runs it here) on a second dockerd (own data root, exec root, pidfile and socket; no bridge,
+      # no iptables) and on rootful Podman, both started and stopped by tests/conformance's fixture
       # (tests/engines.py); the main engine is never touched. All of it but the timeout escapes'
       # "from the host" variants (without fast paths they repeat the "from inside" ones) and the
-      # background-writers soak: 97 of 109 tests on the two engines.
+      # background-writers soak: 102 of 114 tests on the two engines.
       phase "conformance suite on a second dockerd and on Podman"
       set +e
       INTERCODE_CONFORMANCE_BACKENDS=dockerd,podman "$PY" -m pytest -q -p no:cacheprovider \

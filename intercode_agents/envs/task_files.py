@@ -32,7 +32,7 @@ EXAMPLES = 10
 async def _read(sandbox: Sandbox, directories: Sequence[str]) -> dict[str, Content] | None:
     found: dict[str, Content] = {}
     for directory in directories:
-        entries = await sandbox.contents(directory, max_bytes=MAX_BYTES)
+        entries = await sandbox.forensics.contents(directory, max_bytes=MAX_BYTES)
         if entries is None:
             return None
         found.update(entries)

@@ -1,9 +1,11 @@
 """The sandbox layer: isolated containers on a backend (the local Docker engine by default), with
 persistent sessions, files, change lists, pools and clean-up.
 
-It knows nothing about tasks or rewards. The backend contract is :mod:`.backend`; choosing one is
-:mod:`.backends`; spreading sandboxes over several engines is :mod:`.placement`. See
-docs/ARCHITECTURE.md.
+It knows nothing about tasks or rewards. The backend contract (what an engine must do) is
+:mod:`.contract`; choosing one is :mod:`.backends`; spreading sandboxes over several engines, and
+keeping each engine's health, is :mod:`.placement`. A :class:`Sandbox` is its lifecycle, sessions,
+commands and files (:mod:`.sandbox`) and its reading side, ``sb.forensics`` (:mod:`.forensics`). The
+suite every backend must pass ships in :mod:`.conformance`. See docs/ARCHITECTURE.md.
 """
 
 from intercode_agents.sandbox.backends import (
@@ -20,12 +22,13 @@ from intercode_agents.sandbox.backends import (
 )
 from intercode_agents.sandbox.cleanup import cleanup_containers, install_signal_handlers
 from intercode_agents.sandbox.config import LABEL, RUN_ID, SandboxConfig
-from intercode_agents.sandbox.contract import Backend
+from intercode_agents.sandbox.contract import Backend, Change, ChangeKind
 from intercode_agents.sandbox.json_session import JsonSession
+from intercode_agents.sandbox.path_states import PathState
 from intercode_agents.sandbox.placement import EngineSet, resolve_engines
 from intercode_agents.sandbox.pool import SandboxPool
 from intercode_agents.sandbox.result import ExecResult
-from intercode_agents.sandbox.sandbox import Change, Sandbox
+from intercode_agents.sandbox.sandbox import Sandbox
 from intercode_agents.sandbox.shell import ShellSession
 
 __all__ = [
@@ -34,10 +37,12 @@ __all__ = [
     "Backend",
     "BackendConfig",
     "Change",
+    "ChangeKind",
     "DockerConfig",
     "EngineSet",
     "ExecResult",
     "JsonSession",
+    "PathState",
     "PodmanConfig",
     "Sandbox",
     "SandboxConfig",

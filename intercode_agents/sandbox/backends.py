@@ -10,30 +10,34 @@ A backend is named by
   ``--engines`` take them;
 - a :class:`~intercode_agents.sandbox.contract.Backend` instance.
 
-Equal configs give the same backend object in a process, so that its clients, its count of live
-sandboxes and its health are shared by every sandbox on that engine. With nothing said, the backend is
-``$INTERCODE_BACKEND`` (an engine string or JSON) or the local Docker engine (``$DOCKER_HOST`` applies).
+Equal configs give the same backend object in a process, so that its clients (and placement's view
+of it: :mod:`intercode_agents.sandbox.placement`) are shared by every sandbox on that engine. With
+nothing said, the backend is ``$INTERCODE_BACKEND`` (an engine string or JSON) or the local Docker
+engine (``$DOCKER_HOST`` applies).
 
-Another package adds a backend type through the ``intercode_agents.backends`` entry point group: the
-entry point names a :class:`~intercode_agents.sandbox.contract.Backend` subclass whose ``config_class``
-is a :class:`BackendConfig` subclass with its own ``type`` literal and whose ``from_config`` builds it.
+The types live in one :class:`~intercode_agents.plugins.Registry` (``BACKENDS``), as strategies do.
+Each entry is a :class:`~intercode_agents.sandbox.contract.Backend` subclass with a ``config_class`` (a
+:class:`BackendConfig` subclass whose ``type`` is a literal of its name) and a ``from_config``
+classmethod that builds it. Docker and Podman are registered by reference, so their client library is
+imported only when an engine of theirs is used. Another package adds a type through the
+``intercode_agents.backends`` entry point group, a script with ``@register_backend`` on its class.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 from collections.abc import Mapping
-from importlib.metadata import entry_points
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal, Protocol, cast
 from urllib.parse import parse_qs
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from intercode_agents.errors import ConfigError
+from intercode_agents.plugins import Registry
 from intercode_agents.sandbox.contract import Backend
 
-ENTRY_POINT_GROUP = "intercode_agents.backends"
 BACKEND_ENV = "INTERCODE_BACKEND"
 
 
@@ -66,65 +70,43 @@ class PodmanConfig(BackendConfig):
     nproc: int = 4096
 
 
-def _docker(config: DockerConfig) -> Backend:
-    from intercode_agents.sandbox.docker.backend import DockerBackend
+class BackendType(Protocol):
+    """What the registry holds: a backend class, its config class, and how one builds the other."""
 
-    return DockerBackend(config.host, name=config.name, slots=config.slots, fast_paths=config.fast_paths)
+    __name__: str
+    config_class: type[BackendConfig]
 
-
-def _podman(config: PodmanConfig) -> Backend:
-    from intercode_agents.sandbox.docker.podman import PodmanBackend
-
-    return PodmanBackend(
-        config.host, name=config.name, slots=config.slots, nofile=config.nofile, nproc=config.nproc
-    )
+    def from_config(self, config: Any) -> Backend: ...
 
 
-class _Kind:
-    def __init__(self, config_class: type[BackendConfig], build: Any) -> None:
-        self.config_class = config_class
-        self.build = build
+def _backend_class(obj: object, what: str) -> BackendType:
+    """``obj`` if it is a concrete Backend subclass with a ``config_class`` and a ``from_config``
+    (else a ConfigError naming ``what``)."""
+    if not (isinstance(obj, type) and issubclass(obj, Backend)):
+        kind = f"the class {obj.__name__}" if isinstance(obj, type) else f"a {type(obj).__name__}"
+        raise ConfigError(f"{what} is {kind}, not a subclass of intercode_agents.sandbox.Backend")
+    if inspect.isabstract(obj):
+        missing = ", ".join(sorted(getattr(obj, "__abstractmethods__", ())))
+        raise ConfigError(f"{what}: {obj.__name__} does not implement {missing}")
+    config_class = getattr(obj, "config_class", None)
+    if not (isinstance(config_class, type) and issubclass(config_class, BackendConfig)):
+        raise ConfigError(f"{what}: {obj.__name__} needs a `config_class`, a BackendConfig subclass")
+    if not callable(getattr(obj, "from_config", None)):
+        raise ConfigError(f"{what}: {obj.__name__} needs a `from_config(config)` classmethod")
+    return cast(BackendType, obj)
 
 
-_KINDS: dict[str, _Kind] = {"docker": _Kind(DockerConfig, _docker), "podman": _Kind(PodmanConfig, _podman)}
-_loaded_entry_points = False
+BACKENDS: Registry[BackendType] = Registry("backend", "intercode_agents.backends", _backend_class)
+BACKENDS.add_lazy("docker", "intercode_agents.sandbox.docker.backend:DockerBackend")
+BACKENDS.add_lazy("podman", "intercode_agents.sandbox.docker.podman:PodmanBackend")
 _instances: dict[BackendConfig, Backend] = {}
 
 
-class PluginBackend(Backend):
-    """What a third-party backend class provides besides the contract (for the entry point)."""
-
-    config_class: ClassVar[type[BackendConfig]]
-
-    @classmethod
-    def from_config(cls, config: BackendConfig) -> Backend:
-        raise NotImplementedError
-
-
-def register_backend(type_name: str, config_class: type[BackendConfig], build: Any) -> None:
-    """Add a backend type: ``build(config)`` makes the backend of a validated ``config_class``."""
-    _KINDS[type_name] = _Kind(config_class, build)
-
-
-def _kinds() -> dict[str, _Kind]:
-    global _loaded_entry_points
-    if not _loaded_entry_points:
-        _loaded_entry_points = True
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            if ep.name in _KINDS:
-                continue
-            try:
-                cls = ep.load()
-                register_backend(ep.name, cls.config_class, cls.from_config)
-            except Exception as exc:  # a broken plugin names itself, and the rest still work
-                raise ConfigError(
-                    f"backend entry point {ep.name!r} ({ep.value}) cannot be loaded: {exc}"
-                ) from exc
-    return _KINDS
-
-
-def backend_types() -> list[str]:
-    return sorted(_kinds())
+def register_backend(cls: type[Backend], *, replace: bool = False) -> type[Backend]:
+    """Make the backend class ``cls`` available under its ``type`` (as engine strings and configs
+    name it); usable as a class decorator."""
+    BACKENDS.add(getattr(cls, "type", ""), cls, replace=replace, origin=f"backend {cls!r}")
+    return cls
 
 
 def parse_config(value: BackendConfig | Mapping[str, Any] | str) -> BackendConfig:
@@ -138,11 +120,10 @@ def parse_config(value: BackendConfig | Mapping[str, Any] | str) -> BackendConfi
             f"a backend is a mapping with a 'type', an engine string or a Backend, not {value!r}"
         )
     kind = value.get("type", "docker")
-    kinds = _kinds()
-    if kind not in kinds:
-        raise ConfigError(f"unknown backend type {kind!r}; known: {', '.join(sorted(kinds))}")
+    if kind not in BACKENDS:
+        raise ConfigError(f"unknown backend type {kind!r}; known: {', '.join(BACKENDS.names())}")
     try:
-        return kinds[kind].config_class.model_validate({**value, "type": kind})
+        return BACKENDS.get(kind).config_class.model_validate({**value, "type": kind})
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise ConfigError(f"bad {kind} backend config: {problems}") from None
@@ -160,11 +141,10 @@ def _parse_engine(text: str) -> BackendConfig:
     options: dict[str, Any] = {}
     for key, values in parse_qs(query, keep_blank_values=True).items():
         options[key] = values[-1]
-    kinds = _kinds()
     kind, sep, rest = address.partition(":")
-    if sep and kind in kinds and not rest.startswith("//"):
+    if sep and kind in BACKENDS and not rest.startswith("//"):
         address = rest
-    elif address in kinds:
+    elif address in BACKENDS:
         kind, address = address, ""
     else:
         kind = "docker"
@@ -189,12 +169,17 @@ def resolve_backend(value: Backend | BackendConfig | Mapping[str, Any] | str | N
     config = parse_config(value)
     backend = _instances.get(config)
     if backend is None:
-        backend = _instances[config] = _kinds()[config.type].build(config)
+        backend = _instances[config] = BACKENDS.get(config.type).from_config(config)
     return backend
 
 
 def default_backend() -> Backend:
     return resolve_backend(None)
+
+
+def config_of(backend: Backend) -> BackendConfig | None:
+    """The config ``backend`` was made from in this process (None: it was made by hand)."""
+    return next((config for config, made in _instances.items() if made is backend), None)
 
 
 def known_backends() -> list[Backend]:

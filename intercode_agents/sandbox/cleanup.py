@@ -9,6 +9,7 @@ sandboxes whose process died (a SIGKILL leaves them behind) on the backends it i
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import os
 import signal
@@ -37,6 +38,27 @@ def unregister(backend: Backend, sandbox_id: str) -> None:
 
 def live() -> set[str]:
     return {sandbox_id for ids in _live.values() for sandbox_id in ids}
+
+
+async def remove(backend: Backend, sandbox_id: str) -> None:
+    """Remove a sandbox, and forget it once it is gone."""
+    await backend.remove(sandbox_id)
+    unregister(backend, sandbox_id)
+
+
+_removals: set[asyncio.Task[None]] = set()
+
+
+def remove_when_created(backend: Backend, create: asyncio.Future[str]) -> None:
+    """Remove the sandbox of a create whose caller was cancelled (registered meanwhile, so the
+    exit hook removes it if the loop ends first)."""
+    if create.cancelled() or create.exception() is not None:
+        return
+    sandbox_id = create.result()
+    register(backend, sandbox_id)
+    task = asyncio.get_running_loop().create_task(remove(backend, sandbox_id))
+    _removals.add(task)
+    task.add_done_callback(_removals.discard)
 
 
 @atexit.register
@@ -82,6 +104,7 @@ def cleanup_containers(*, include_live_runs: bool = False, backends: Iterable[Ba
 
     removed = 0
     me = os.getpid()
+    mine = live()  # (by ID, whichever view of its engine a sandbox was registered with)
     down: list[str] = []
     for backend in list(backends) if backends is not None else [default_backend()]:
         try:
@@ -95,7 +118,7 @@ def cleanup_containers(*, include_live_runs: bool = False, backends: Iterable[Ba
             pid = int(pid_label) if pid_label.isdigit() else 0
             if not include_live_runs and pid and pid != me and _pid_alive(pid):
                 continue
-            if pid == me and c.id in _live.get(backend, set()) and not include_live_runs:
+            if pid == me and c.id in mine and not include_live_runs:
                 continue
             victims.append(c.id)
         removed += backend.remove_now(victims)

@@ -1,11 +1,15 @@
 """Sandbox defaults: isolation, limits and labels, engine-neutral (each backend maps them onto its
-engine: see :mod:`intercode_agents.sandbox.docker.spec`). Every field can be overridden per sandbox."""
+engine: see :mod:`intercode_agents.sandbox.docker.create_body`). Every field can be overridden per sandbox."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
+
+from intercode_agents.errors import ConfigError
 
 LABEL = "intercode-agents"  # every container the project creates carries this label ("1")
 LABEL_RUN = "intercode-agents.run"
@@ -70,3 +74,26 @@ class SandboxConfig:
     @property
     def memory_bytes(self) -> int:
         return _parse_bytes(self.memory)
+
+    def with_overrides(self, **overrides: Any) -> SandboxConfig:
+        """A copy with ``overrides`` (field names) applied, checked: a bad field or value is a
+        ConfigError that names it."""
+        config = dataclasses.replace(self)
+        fields = {f.name for f in dataclasses.fields(SandboxConfig)}
+        for key, value in overrides.items():
+            if key not in fields:
+                raise ConfigError(f"unknown sandbox option {key!r}; known: {', '.join(sorted(fields))}")
+            setattr(config, key, value)
+        if config.diff_source not in ("auto", "engine"):
+            raise ConfigError(f"diff_source must be 'auto' or 'engine', not {config.diff_source!r}")
+        if not isinstance(config.launcher, bool):
+            raise ConfigError(f"launcher must be true or false, not {config.launcher!r}")
+        try:
+            limit = config.disk_limit_bytes
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(
+                f"disk_limit must be a size such as '1g' or null, not {config.disk_limit!r}"
+            ) from exc
+        if limit is not None and limit < 1 << 20:
+            raise ConfigError(f"disk_limit must be at least 1m, not {config.disk_limit!r}")
+        return config

@@ -12,7 +12,7 @@ the envs) is engine-neutral; a backend maps these calls onto its engine:
   layer compares listings instead: :mod:`intercode_agents.sandbox.root_listing`) and the processes
   (:meth:`~Backend.processes`), which with read-only scripts run through :meth:`~Backend.exec` make
   the pristine fingerprint;
-- signal a process tree: the sandbox layer runs :data:`~intercode_agents.sandbox.stream.KILL_TREE`
+- signal a process tree: the sandbox layer runs :data:`~intercode_agents.sandbox.signals.KILL_TREE`
   through :meth:`~Backend.exec`, so a backend needs nothing more for it;
 - image identity (:meth:`~Backend.image`);
 - clean-up of leftovers by label (:meth:`~Backend.leftovers`, :meth:`~Backend.remove_now`).
@@ -21,7 +21,8 @@ A backend may also offer **fast paths** for one sandbox (:class:`HostAccess`, re
 :meth:`Backend.start`): reading the container's writable layer, process list and files from the
 engine's own host instead of through the engine or a script inside the sandbox. Only the local Docker
 backend has them; every answer they give is also given by the slow paths, and the conformance suite
-(``tests/conformance/``) checks both against each other and runs on every backend.
+(:mod:`intercode_agents.sandbox.conformance`) checks both against each other and runs on every
+backend.
 
 Errors: an engine that cannot be reached raises :class:`~intercode_agents.errors.EngineUnavailable`, a
 call past its deadline :class:`~intercode_agents.errors.EngineTimeout`, a missing image
@@ -32,19 +33,26 @@ agent's command never is.
 
 from __future__ import annotations
 
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 if TYPE_CHECKING:
     from intercode_agents.sandbox.config import SandboxConfig
     from intercode_agents.sandbox.container_fs import ContainerFiles
-    from intercode_agents.sandbox.signals import Proc
 
-ChangeKind = Literal["C", "A", "D"]
+ChangeKind = Literal["C", "A", "D"]  # changed, added, deleted
 _IDLE_COMMANDS = (("sleep", "infinity"),)
+
+
+class Change(NamedTuple):
+    """One file-system change against the image, by Docker's rules (``docker diff``): an absolute
+    path and its kind. Every change list of the project is made of these: a backend's, the fast
+    paths', the sandbox's :meth:`~intercode_agents.sandbox.Sandbox.diff`, and the rewards'."""
+
+    path: str
+    kind: ChangeKind
 
 
 @dataclass(frozen=True)
@@ -125,7 +133,7 @@ class HostAccess(ABC):
     files: ContainerFiles | None = None  # the container's file system, resolved inside its root
 
     @abstractmethod
-    def changes(self) -> list[tuple[str, ChangeKind]]:
+    def changes(self) -> list[Change]:
         """The root file system's changes (the same answer as :meth:`Backend.changes`)."""
 
     @abstractmethod
@@ -151,6 +159,17 @@ class HostAccess(ABC):
             self.files = None
 
 
+@dataclass(frozen=True)
+class Proc:
+    """A process of a sandbox as the engine's host sees it (:meth:`HostAccess.processes`)."""
+
+    host_pid: int
+    pid: int  # in the container's PID namespace
+    host_ppid: int
+    start: int  # clock ticks since boot
+    state: str
+
+
 class HostUnreadable(Exception):
     """A fast path cannot answer (any more): use the slow path."""
 
@@ -159,46 +178,23 @@ class Backend(ABC):
     """A container engine the sandboxes run on. One instance per engine and process; it is safe to
     use from several event loops (clients are kept per loop).
 
-    ``slots`` is how many sandboxes this engine should hold at once when work is spread over several
-    (see :mod:`intercode_agents.sandbox.placement`); the counters below feed that placement.
+    The contract is what a backend must do; where sandboxes go when there are several engines, and
+    how healthy each is, the harness decides (:mod:`intercode_agents.sandbox.placement` measures every
+    backend's calls from the outside, so a backend keeps no such state).
     """
 
-    type: ClassVar[str]
-    fast_paths: ClassVar[bool] = False  # whether start() may return HostAccess
+    # Set by each backend class (a wrapper such as placement's view copies its engine's).
+    type: str  # the config's ``type``: "docker", "podman", a third party's
+    fast_paths: bool = False  # whether start() may return HostAccess
     # Whether changes() follows Docker's rules; when not, the sandbox layer compares listings of the
     # root file system instead (see :mod:`intercode_agents.sandbox.root_listing`).
-    docker_changes: ClassVar[bool] = True
+    docker_changes: bool = True
 
-    def __init__(self, name: str, *, slots: int = 16) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
-        self.slots = slots
-        self.live = 0  # sandboxes created and not yet removed
-        self.latency: float | None = None  # seconds, an average of recent create and exec calls
-        self.baseline: float | None = None  # the lowest such average seen: the engine at ease
-        self.down_until = 0.0  # monotonic time before which placement avoids this engine
-        self.failures = 0
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
-
-    # -- health, for placement ------------------------------------------------------------------
-    def note_latency(self, seconds: float) -> None:
-        self.latency = seconds if self.latency is None else 0.8 * self.latency + 0.2 * seconds
-        if self.baseline is None or self.latency < self.baseline:
-            self.baseline = self.latency
-
-    def note_down(self) -> None:
-        """The engine did not answer: avoid it for a while (5 s, doubling to a minute)."""
-        self.failures += 1
-        self.down_until = time.monotonic() + min(5.0 * 2 ** (self.failures - 1), 60.0)
-
-    def note_up(self) -> None:
-        self.failures = 0
-        self.down_until = 0.0
-
-    @property
-    def down(self) -> bool:
-        return time.monotonic() < self.down_until
 
     # -- the contract ---------------------------------------------------------------------------
     @abstractmethod
@@ -247,7 +243,7 @@ class Backend(ABC):
         """A tar archive of ``path`` (FileNotFoundError when it does not exist)."""
 
     @abstractmethod
-    async def changes(self, sandbox_id: str) -> list[tuple[str, ChangeKind]]:
+    async def changes(self, sandbox_id: str) -> list[Change]:
         """The root file system's changes against the image, Docker's rules (``docker diff``); a
         backend whose engine has other rules sets :attr:`docker_changes` False."""
 

@@ -15,14 +15,10 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from intercode_agents.errors import CommandTimeout, SessionDied
-from intercode_agents.sandbox.stream import ProcessStream
-
-if TYPE_CHECKING:
-    from intercode_agents.sandbox.sandbox import Sandbox
-
+from intercode_agents.sandbox.stream import ProcessStream, SessionHost
 
 GOODBYE = b'{"op": "exit"}\n'  # the request that ends a helper (see docker/helpers/jsonl_protocol.py)
 READY_LINE_LIMIT = 1 << 16  # a helper's ready line is short; a longer line before it is someone else's
@@ -40,7 +36,7 @@ def _parse(text: str) -> dict[str, Any] | None:
 class JsonSession:
     def __init__(
         self,
-        sandbox: Sandbox,
+        sandbox: SessionHost,
         argv: Sequence[str],
         *,
         user: str | None = None,

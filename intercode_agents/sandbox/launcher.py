@@ -119,6 +119,17 @@ class Launcher:
             raise SessionDied("the launcher shell did not start")
         return self
 
+    @classmethod
+    async def start_if_possible(cls, backend: Backend, sandbox_id: str) -> Launcher | None:
+        """A running launcher, or None when the image cannot run one (no bash): sessions then start
+        by docker exec."""
+        launcher = cls(backend, sandbox_id)
+        try:
+            return await launcher.start()
+        except SessionDied:
+            await launcher.close()
+            return None
+
     async def spawn(
         self,
         argv: Sequence[str],

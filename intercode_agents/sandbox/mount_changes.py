@@ -20,6 +20,7 @@ import stat
 from collections.abc import Iterable
 
 from intercode_agents.sandbox.container_fs import ContainerFiles, Mount
+from intercode_agents.sandbox.contract import Change, ChangeKind
 
 Entries = dict[str, tuple[str, ...]]  # container path -> (type, mode, uid, gid, size, mtime, payload)
 _SKIPPED_TYPES = frozenset({"proc", "sysfs", "cgroup", "cgroup2", "devpts", "overlay"})
@@ -111,9 +112,9 @@ def parse_entries(output: str) -> Entries:
     return found
 
 
-def changes(fresh: Entries, now: Entries) -> list[tuple[str, str]]:
-    """(path, kind) for every entry added, deleted or changed since ``fresh``, parents included."""
-    out: dict[str, str] = {}
+def changes(fresh: Entries, now: Entries) -> list[Change]:
+    """Every entry added, deleted or changed since ``fresh``, parents included."""
+    out: dict[str, ChangeKind] = {}
     for path in now.keys() - fresh.keys():
         out[path] = "A"
     for path in fresh.keys() - now.keys():
@@ -128,7 +129,7 @@ def changes(fresh: Entries, now: Entries) -> list[tuple[str, str]]:
         while parent:
             out.setdefault(parent, "C")
             parent = parent.rsplit("/", 1)[0]
-    return sorted(out.items())
+    return sorted(Change(path, kind) for path, kind in out.items())
 
 
 def digest(entries: Entries) -> str:

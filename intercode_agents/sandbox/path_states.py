@@ -3,8 +3,8 @@
 Two ways to the same answer. Where this host can read the container's files
 (:class:`~intercode_agents.sandbox.container_fs.ContainerFiles`), nothing runs in the sandbox: scoring
 never depends on tools an agent could have replaced. Elsewhere (a remote engine) :data:`PROBE_SCRIPT`
-runs in the sandbox (bash, coreutils, findutils) and only reads; ``tests/conformance/test_path_states.py``
-checks that both give the same states.
+runs in the sandbox (bash, coreutils, findutils) and only reads; the conformance suite's
+``test_path_states.py`` checks that both give the same states.
 
 A path's state (:class:`PathState`):
 
@@ -40,6 +40,11 @@ _KINDS: frozenset[str] = frozenset({"file", "dir", "link", "other", "missing"})
 
 @dataclass(frozen=True)
 class PathState:
+    """What one path holds in a sandbox (the module docstring says what each field means). Scoring
+    compares these between sandboxes (the Bash reward: :mod:`intercode_agents.envs.bash.changes`),
+    the guards between moments of one sandbox; no comparison across sandboxes looks at ``mtime``
+    except against the pristine image's (touched or not)."""
+
     kind: Kind
     md5: str | None = None
     files: int = 0

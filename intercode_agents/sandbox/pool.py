@@ -127,7 +127,7 @@ class SandboxPool:
         sb.untrusted = sb.untrusted or not trusted
         try:
             if trusted and self.reuse and sb not in self._reference:
-                self._reference[sb] = await sb.fingerprint()  # it is fresh: this is its reference
+                self._reference[sb] = await sb.forensics.fingerprint()  # it is fresh: this is its reference
         except BaseException:
             self._out.pop(sb, None)
             await sb.close()
@@ -175,7 +175,7 @@ class SandboxPool:
         if reference is None:
             return False
         try:
-            return await sb.matches(reference)
+            return await sb.forensics.matches(reference)
         except Exception:
             return False
 

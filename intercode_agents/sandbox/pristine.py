@@ -37,15 +37,20 @@ from typing import Any
 # its type, mode, owner, size, link count and modification and change times (a change time cannot
 # be set back from user space, so a file written and restored still differs).
 # Its arguments are the PIDs of the harness's long-lived processes (the init, the launcher): their
-# limits, scheduling, signal dispositions and OOM score are listed too.
+# limits, scheduling (nice value, policy), signal dispositions and OOM score are listed too, and
+# whether one is stopped or dead; not whether it is running or asleep at that instant, which a
+# loaded host changes by itself.
 RUNTIME_SCRIPT = r"""
 export LC_ALL=C
 printf 'uts %s %s\n' "$(cat /proc/sys/kernel/hostname)" "$(cat /proc/sys/kernel/domainname)"
 for pid in "$@"; do
   printf '== process %s\n' "$pid"
-  grep -E '^(Name|State|SigBlk|SigIgn|SigCgt|NoNewPrivs|Cpus_allowed_list):' "/proc/$pid/status"
+  grep -E '^(Name|SigBlk|SigIgn|SigCgt|NoNewPrivs|Cpus_allowed_list):' "/proc/$pid/status"
   cat "/proc/$pid/limits" "/proc/$pid/oom_score_adj"
-  IFS= read -r line < "/proc/$pid/stat" && { rest=${line##*) }; set -- $rest; echo "nice $17 policy $39"; }
+  IFS= read -r line < "/proc/$pid/stat" && {
+    rest=${line##*) }; set -- $rest; echo "nice ${17} policy ${39}"
+    case $1 in [TtXZ]) echo "stopped or dead: $1" ;; esac
+  }
 done
 for kind in shm msg sem; do
   printf '== sysvipc %s\n' "$kind"

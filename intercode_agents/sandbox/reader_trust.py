@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from intercode_agents.sandbox.contract import Change
+
 # The folders the scripts' programs (found on the image's PATH), their libraries and the loader
 # come from, and the loader's own configuration files.
 TOOL_ROOTS: tuple[str, ...] = (
@@ -32,17 +34,20 @@ TOOL_ROOTS: tuple[str, ...] = (
 # What an engine itself adds there when the sandbox starts: Docker's init, bind-mounted at
 # /sbin/docker-init (/usr/sbin on a merged-/usr image), and the folder above it. That folder is not
 # empty in any image, so replacing it would list its content as deleted too.
-ENGINE_ADDED: frozenset[tuple[str, str]] = frozenset(
-    {("/sbin/docker-init", "A"), ("/usr/sbin/docker-init", "A"), ("/sbin", "C"), ("/usr/sbin", "C")}
-)
+ENGINE_ADDED: frozenset[Change] = frozenset(
+    {
+        Change("/sbin/docker-init", "A"), Change("/usr/sbin/docker-init", "A"),
+        Change("/sbin", "C"), Change("/usr/sbin", "C"),
+    }
+)  # fmt: skip
 
 
-def touched(changes: Iterable[tuple[str, str]]) -> list[str]:
-    """The paths of ``changes`` (an engine's change list: path, kind) at or below one of
+def touched(changes: Iterable[Change]) -> list[str]:
+    """The paths of ``changes`` (an engine's change list) at or below one of
     :data:`TOOL_ROOTS`, but for what the engine adds there itself."""
     return sorted(
-        path
-        for path, kind in changes
-        if (path, kind) not in ENGINE_ADDED
-        and any(path == root or path.startswith(root + "/") for root in TOOL_ROOTS)
+        change.path
+        for change in changes
+        if change not in ENGINE_ADDED
+        and any(change.path == root or change.path.startswith(root + "/") for root in TOOL_ROOTS)
     )

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from intercode_agents.sandbox.contract import ChangeKind
+from intercode_agents.sandbox.contract import Change
 
 # POSIX sh and GNU findutils; reads only. One NUL-terminated record per entry of the root's file
 # system (mount points such as /proc and the bind-mounted /etc/hosts are other devices: left out):
@@ -96,10 +96,10 @@ def _children(listing: Listing) -> dict[str, list[str]]:
     return found
 
 
-def changes(old: Listing, new: Listing) -> list[tuple[str, ChangeKind]]:
+def changes(old: Listing, new: Listing) -> list[Change]:
     """The changes from ``old`` to ``new`` by moby's naive-diff rules (see the module docstring)."""
     old_children, new_children = _children(old), _children(new)
-    out: list[tuple[str, ChangeKind]] = []
+    out: list[Change] = []
 
     def walk(path: str, in_old: bool, marked: bool) -> None:
         # ``path`` is a folder of ``new``; ``in_old``: compare its children with the old folder's
@@ -111,13 +111,13 @@ def changes(old: Listing, new: Listing) -> list[tuple[str, ChangeKind]]:
             entry, was = new[child], old.get(child) if child in before else None
             listed = was is None or _differs(was, entry)
             if listed:
-                out.append((child, "A" if was is None else "C"))
+                out.append(Change(child, "A" if was is None else "C"))
             before.discard(child)
             if entry.kind == "d":
                 walk(child, was is not None and was.kind == "d", listed)
-        out.extend((child, "D") for child in before)
+        out.extend(Change(child, "D") for child in before)
         if len(out) > mark and not marked:
-            out.append((path, "C"))
+            out.append(Change(path, "C"))
 
     if "/" in new:
         walk("/", "/" in old, True)

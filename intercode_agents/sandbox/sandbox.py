@@ -1,83 +1,51 @@
-"""A sandbox on any backend: sessions, one-off execs, files and a diff against the image.
+"""A sandbox on any backend: its lifecycle, sessions, one-off execs, signals and files.
 
 The engine is a :class:`~intercode_agents.sandbox.contract.Backend` (the local Docker engine by
 default); its optional fast paths (:class:`~intercode_agents.sandbox.contract.HostAccess`) answer where
-they can, and the slow paths every backend has answer the same elsewhere.
+they can, and the slow paths every backend has answer the same elsewhere. What scoring and the
+pristine contract read (changes, path states, the fingerprint) is the sandbox's reading side,
+``sb.forensics`` (:mod:`.forensics`); :meth:`Sandbox.diff` and :meth:`Sandbox.path_states`, the two
+questions every user asks of a sandbox, answer through it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import functools
-import hashlib
-import io
 import os
-import tarfile
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 
-from intercode_agents.errors import (
-    ConfigError,
-    EngineTimeout,
-    EngineUnavailable,
-    ImageMissing,
-    IntercodeError,
-    SandboxTampered,
-    SessionDied,
-)
-from intercode_agents.sandbox import cleanup as registry
-from intercode_agents.sandbox import mount_changes, root_listing, signals
+from intercode_agents.errors import ConfigError, ImageMissing, SessionDied
+from intercode_agents.sandbox import archives, cleanup, signals
 from intercode_agents.sandbox.backends import resolve_backend
 from intercode_agents.sandbox.config import LABEL, LABEL_PID, LABEL_RUN, RUN_ID, SandboxConfig
-from intercode_agents.sandbox.container_fs import ContainerFiles, parse_mountinfo
 from intercode_agents.sandbox.contract import (
     Backend,
-    ChangeKind,
+    Change,
     CreateRequest,
     HostAccess,
     HostUnreadable,
     ImageInfo,
 )
 from intercode_agents.sandbox.disk_guard import ENGINE_POLL_S, DiskGuard
+from intercode_agents.sandbox.forensics import Forensics
 from intercode_agents.sandbox.json_session import JsonSession
 from intercode_agents.sandbox.launcher import MAIN_COMMAND, Launcher
 from intercode_agents.sandbox.main_process import MainProcess, find_main
-from intercode_agents.sandbox.mount_changes import Entries as MountEntries
-from intercode_agents.sandbox.path_states import (
-    Content,
-    PathState,
-    archive_contents,
-    parse_probe_output,
-    probe_command,
-    read_contents,
-    read_states,
-)
+from intercode_agents.sandbox.path_states import PathState
 from intercode_agents.sandbox.placement import EngineSet
-from intercode_agents.sandbox.pristine import ROOT_SCRIPT, RUNTIME_SCRIPT, Fingerprint
-from intercode_agents.sandbox.reader_trust import touched
 from intercode_agents.sandbox.result import DEFAULT_OUTPUT_CAP, ExecResult, OutputCapture
 from intercode_agents.sandbox.shell import ShellSession
-from intercode_agents.sandbox.stream import KILL_TREE, ProcessStream
+from intercode_agents.sandbox.stream import ProcessStream
 
 BackendChoice = Backend | EngineSet | Mapping[str, Any] | str | None
 
 
-@dataclass(frozen=True, order=True)
-class Change:
-    """One file-system change against the image (Docker's container-changes API)."""
-
-    path: str
-    kind: ChangeKind  # C(hanged), A(dded), D(eleted)
-
-
-# Seconds between tries of a helper the sandbox's full process table keeps from starting (~8 s).
-HELPER_RETRY_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.5, 2.0, 2.0)
 # The longest a container whose main process is doomed may take to stop (the kernel ends it at once;
 # this bounds only the engine noticing it).
 MAIN_LOST_STOP_S = 30.0
@@ -102,40 +70,19 @@ class Sandbox:
         config: SandboxConfig | None = None,
         **overrides: Any,
     ) -> None:
-        config = dataclasses.replace(config or SandboxConfig())
-        fields = {f.name for f in dataclasses.fields(SandboxConfig)}
-        for key, value in overrides.items():
-            if key not in fields:
-                raise ConfigError(f"unknown sandbox option {key!r}; known: {', '.join(sorted(fields))}")
-            setattr(config, key, value)
-        if config.diff_source not in ("auto", "engine"):
-            raise ConfigError(f"diff_source must be 'auto' or 'engine', not {config.diff_source!r}")
-        if not isinstance(config.launcher, bool):
-            raise ConfigError(f"launcher must be true or false, not {config.launcher!r}")
-        try:
-            limit = config.disk_limit_bytes
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(
-                f"disk_limit must be a size such as '1g' or null, not {config.disk_limit!r}"
-            ) from exc
-        if limit is not None and limit < 1 << 20:
-            raise ConfigError(f"disk_limit must be at least 1m, not {config.disk_limit!r}")
         self.image = image
-        self.config = config
+        self.config = (config or SandboxConfig()).with_overrides(**overrides)
         self._placement = backend if isinstance(backend, EngineSet) else None
-        self.backend: Backend = self._placement.first if self._placement else resolve_backend(backend)
+        self.backend: Backend = backend.first if isinstance(backend, EngineSet) else resolve_backend(backend)
         self.image_id: str | None = None
         self._id: str | None = None
         self._sessions: list[ShellSession | JsonSession] = []
-        self._engine_changes: frozenset[Change] = frozenset()
-        self._root_fresh: root_listing.Listing | None = None  # the baseline where changes() is not Docker's
         self._host: HostAccess | None = None  # the backend's fast paths, when it has them here
         self._launcher: Launcher | None = None  # starts sessions without a docker exec each
         self._main: MainProcess | None = None  # the process whose death stops the container, if known
         self.disk_guard: DiskGuard | None = None  # when the engine cannot cap the writable layer
         self.untrusted = False  # lent to untrusted code (an agent): never lent again, never runs a gold
-        self._mount_points: list[str] = []  # its other writable mounts (tmpfs, bind-mounted files)
-        self._mounts_fresh: MountEntries = {}
+        self.forensics = Forensics(self)  # the reading side: changes, path states, the fingerprint
         self.running = False
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -156,16 +103,16 @@ class Sandbox:
         request = CreateRequest(
             self.image, self.config, labels, MAIN_COMMAND if main_launcher else None, main_launcher
         )
-        registry.creating(backend)
+        cleanup.creating(backend)
         create = asyncio.ensure_future(backend.create(request))
         try:
             sandbox_id = await asyncio.shield(create)
         except asyncio.CancelledError:
             # The engine may still create it: remove it once it exists, then honour the cancel.
-            create.add_done_callback(functools.partial(_remove_when_created, backend))
+            create.add_done_callback(functools.partial(cleanup.remove_when_created, backend))
             raise
         self._id = sandbox_id
-        registry.register(backend, sandbox_id)
+        cleanup.register(backend, sandbox_id)
         attached = ProcessStream(backend, sandbox_id, MAIN_COMMAND) if main_launcher else None
         try:
             if attached is not None:
@@ -176,16 +123,13 @@ class Sandbox:
             self._host = started.host
             # What the engine itself adds (the init binary's mount point) is not a change of ours.
             if backend.docker_changes:
-                self._engine_changes = frozenset(await self._changes())
+                await self.forensics.note_engine_own()
             if attached is not None:
                 self._launcher = await Launcher(backend, sandbox_id).start(attached)
             elif self.config.launcher:
-                self._launcher = await _started_launcher(backend, sandbox_id)
+                self._launcher = await Launcher.start_if_possible(backend, sandbox_id)
             self._main = self._find_main()
-            if not backend.docker_changes:
-                self._root_fresh = await self._root_listing()  # (through the launcher: faster)
-            self._mount_points = await self._writable_mounts()
-            self._mounts_fresh = await self._mount_entries()
+            await self.forensics.take_baseline()  # (after the launcher: its listings are faster)
             limit = self.config.disk_limit_bytes
             if limit and not started.disk_capped:
                 self.disk_guard = DiskGuard(limit, self.disk_usage, self.stop_everything)
@@ -217,7 +161,7 @@ class Sandbox:
         self._id = None
         # Shielded, and forgotten only once removed: if the caller is cancelled meanwhile, the
         # removal goes on, and if the process ends first the exit hook still knows the container.
-        await asyncio.shield(_remove(self.backend, sandbox_id))
+        await asyncio.shield(cleanup.remove(self.backend, sandbox_id))
 
     async def __aenter__(self) -> Sandbox:
         return await self.start()
@@ -271,6 +215,11 @@ class Sandbox:
         )
         await proc.start()
         return proc
+
+    @property
+    def launcher_pid(self) -> int:
+        """The launcher's PID in the sandbox (0: it has none): a process the harness spares."""
+        return self._launcher.stream.pid if self._launcher and self._launcher.stream else 0
 
     @property
     def degraded(self) -> bool:
@@ -364,46 +313,10 @@ class Sandbox:
     async def _signal(
         self, root: str, sig: str, *, include_root: bool, since: str | None, sessions: list[int]
     ) -> None:
-        launcher = self._launcher.stream.pid if self._launcher and self._launcher.stream else 0
-        if self._host is not None:
-            try:
-                procs = self._host.processes()
-            except HostUnreadable:
-                pass
-            else:
-                chosen = signals.victims(
-                    procs, root=int(root), include_root=include_root, since=since, alone=[launcher],
-                    sessions=sessions,
-                )  # fmt: skip
-                await signals.send(chosen, sig)
-                return
-        argv = ["/bin/sh", "-c", KILL_TREE, "kill-tree", root, sig, "1" if include_root else "0"]
-        window = "-1" if since is None else since
-        argv += [window, str(launcher), *map(str, sessions)]
-        proc = await self._start_helper(argv)
-        try:
-            while await proc.read(10.0) is not None:
-                pass
-        finally:
-            await proc.close()
-
-    async def _start_helper(self, argv: list[str]) -> ProcessStream:
-        """Start a harness helper in the sandbox, retrying while it cannot: a fork bomb that fills
-        the sandbox's process table makes the runtime fail the exec ("read init-p: connection reset")
-        until one of the bomb's processes exits, which under a pids limit they keep doing."""
-        for wait in HELPER_RETRY_WAITS:
-            proc = ProcessStream(self.backend, self.id, argv, stdin=False)
-            try:
-                await proc.start()
-                return proc
-            except SessionDied:
-                await proc.close()
-                if not await self.backend.running(self.id):
-                    raise
-                await asyncio.sleep(wait)
-        proc = ProcessStream(self.backend, self.id, argv, stdin=False)
-        await proc.start()  # the last try: its failure is the caller's
-        return proc
+        await signals.signal_processes(
+            self.backend, self.id, self._host, root, sig,
+            include_root=include_root, since=since, alone=self.launcher_pid, sessions=sessions,
+        )  # fmt: skip
 
     async def responds(self, timeout: float = 10.0) -> bool:
         """Whether the container still runs and can run a command now (False, never an error, when it
@@ -490,12 +403,7 @@ class Sandbox:
         target = Path(path)
         if not target.is_absolute():
             raise ConfigError(f"sandbox paths must be absolute: {path!r}")
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w") as tar:
-            info = tarfile.TarInfo(target.name)
-            info.size, info.mode, info.mtime = len(data), mode, int(time.time())
-            tar.addfile(info, io.BytesIO(data))
-        await self.put_archive(str(target.parent), buf.getvalue())
+        await self.put_archive(str(target.parent), archives.one_file(target.name, data, mode))
 
     async def put_archive(self, path: str, tar_bytes: bytes) -> None:
         """Extract a tar archive into ``path`` inside the container."""
@@ -507,96 +415,28 @@ class Sandbox:
 
     async def copy_in(self, sources: Sequence[tuple[Path, str]], dest_dir: str) -> None:
         """Copy host files into ``dest_dir``; each source is (host path, relative name in dest)."""
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w") as tar:
-            for host_path, arcname in sources:
-                tar.add(str(host_path), arcname=arcname, recursive=False)
         await self.exec(["mkdir", "-p", dest_dir])
-        await self.put_archive(dest_dir, buf.getvalue())
+        await self.put_archive(dest_dir, archives.host_files(sources))
 
     async def read_file(self, path: str, max_bytes: int = 64 << 20) -> bytes:
         """Read one regular file from the container."""
-        data = await self.backend.get_archive(self.id, path)
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            member = next((m for m in tar.getmembers() if m.isfile()), None)
-            if member is None:
-                raise IsADirectoryError(f"not a regular file in the sandbox: {path}")
-            if member.size > max_bytes:
-                raise IntercodeError(f"{path} is {member.size} bytes, over the {max_bytes}-byte read limit")
-            fh = tar.extractfile(member)
-            assert fh is not None
-            return fh.read()
+        return archives.regular_file(await self.backend.get_archive(self.id, path), path, max_bytes)
 
+    # -- the reading side (see :mod:`.forensics`) -----------------------------------------------
     async def diff(self) -> list[Change]:
-        """File-system changes since the sandbox started (empty for a pristine sandbox), sorted.
-
-        The root file system as Docker's container-changes API sees it, read from the overlay upper
-        directory when the engine's storage is readable here (see :mod:`.overlay`), plus the other
-        writable mounts (tmpfs folders, bind-mounted files: see :mod:`.mount_changes`).
-        """
-        root = [c for c in await self._changes() if c not in self._engine_changes]
-        others = mount_changes.changes(self._mounts_fresh, await self._mount_entries())
-        return sorted({*root, *(Change(p, k) for p, k in others)})  # type: ignore[arg-type]
-
-    async def _writable_mounts(self) -> list[str]:
-        if self._files is not None:
-            return mount_changes.writable_points(self._files.mounts)
-        text = await self.exec(["cat", "/proc/self/mountinfo"], timeout=30)
-        return mount_changes.writable_points(parse_mountinfo(text.output)) if text.exit_code == 0 else []
-
-    async def _mount_entries(self) -> MountEntries:
-        if not self._mount_points:
-            return {}
-        if self._files is not None:
-            return await asyncio.to_thread(mount_changes.read_entries, self._files, self._mount_points)
-        async with self._inside_tools_vouched_for():
-            listing = await self.exec(
-                ["bash", "-c", mount_changes.MOUNTS_SCRIPT, "mounts", *self._mount_points], timeout=60
-            )
-        return mount_changes.parse_entries(listing.output)
+        """File-system changes since the sandbox started (see :meth:`Forensics.diff`)."""
+        return await self.forensics.diff()
 
     async def path_states(
         self, deep: Sequence[str] = (), shallow: Sequence[str] = ()
     ) -> dict[str, PathState]:
-        """What each path holds (see :mod:`.path_states`): ``deep`` folders with a digest of all they
-        contain, ``shallow`` ones by their own kind, mode and owner. Read from this host where it can
-        be, so that nothing in the sandbox takes part; else by a read-only command inside it."""
-        if not deep and not shallow:
-            return {}
-        if self._files is not None:
-            return await asyncio.to_thread(read_states, self._files, deep, shallow)
-        async with self._inside_tools_vouched_for():
-            result = await self.exec(probe_command(deep, shallow), timeout=120, output_cap=64 << 20)
-        return parse_probe_output(result.output)
-
-    async def contents(self, directory: str, *, max_bytes: int = 64 << 20) -> dict[str, Content] | None:
-        """What every entry below the folder ``directory`` holds (its kind and content digest), by
-        absolute path; empty when it is no folder, None when its files hold more than ``max_bytes``.
-        Read from this host where it can be, else from the engine's archive of the folder: never by a
-        program inside the sandbox, so nothing an agent changed there takes part."""
-        if self._files is not None:
-            return await asyncio.to_thread(read_contents, self._files, directory, max_bytes)
-        try:
-            data = await self.get_archive(directory)
-        except FileNotFoundError:
-            return {}
-        return archive_contents(data, directory) if len(data) <= max_bytes else None
+        """What each path holds (see :meth:`Forensics.path_states`)."""
+        return await self.forensics.path_states(deep, shallow)
 
     @property
-    def _files(self) -> ContainerFiles | None:
-        """The container's files read from this host (a fast path), or None."""
-        return self._host.files if self._host is not None else None
-
-    @property
-    def reads_from_host(self) -> bool:
-        """Whether :meth:`diff`, :meth:`path_states` and the mount listing read from this host."""
-        return self._files is not None
-
-    @property
-    def diff_source(self) -> Literal["overlay", "engine"]:
-        """Where :meth:`diff` reads the changes: the backend's fast path (the overlay upper
-        directory), or the engine's API."""
-        return "overlay" if self._host is not None else "engine"
+    def host_access(self) -> HostAccess | None:
+        """The backend's fast paths for this sandbox (None: every answer takes the slow path)."""
+        return self._host
 
     @contextlib.contextmanager
     def slow_paths(self) -> Iterator[None]:
@@ -608,63 +448,6 @@ class Sandbox:
         finally:
             self._host = host
 
-    async def _changes(self) -> list[Change]:
-        if self._host is not None:
-            try:
-                found = await asyncio.to_thread(self._host.changes)
-                return [Change(path, kind) for path, kind in found]
-            except HostUnreadable:
-                pass
-        return await self.engine_changes()
-
-    async def engine_changes(self) -> list[Change]:
-        """The slow path's changes: the engine's API (``docker diff``; slow: it walks both trees), or
-        where its rules are not Docker's, the root file system's listing now against the one taken
-        at start, compared by Docker's rules (:mod:`.root_listing`)."""
-        if self._root_fresh is not None:
-            now = await self._root_listing()
-            return sorted(Change(p, k) for p, k in root_listing.changes(self._root_fresh, now))
-        return sorted(Change(path, kind) for path, kind in await self.backend.changes(self.id))
-
-    async def _root_listing(self) -> root_listing.Listing:
-        async with self._inside_tools_vouched_for():
-            result = await self.exec(
-                ["/bin/sh", "-c", root_listing.LIST_SCRIPT], timeout=120, output_cap=256 << 20
-            )
-        try:
-            if result.exit_code != 0 or result.truncated:
-                raise ValueError(result.output[-300:])
-            return root_listing.parse_listing(result.output)
-        except ValueError as exc:
-            raise SessionDied(f"the sandbox's root file system could not be listed: {exc}") from None
-
-    @contextlib.asynccontextmanager
-    async def _inside_tools_vouched_for(self) -> AsyncIterator[None]:
-        """Around a read-only script run inside the sandbox to answer for its files: the engine's
-        own change list shows, before and after it, nothing changed among the programs it runs
-        (:mod:`.inside_tools`); else :class:`SandboxTampered`."""
-        await self._check_inside_tools()
-        yield
-        await self._check_inside_tools()
-
-    async def _check_inside_tools(self) -> None:
-        try:
-            found = touched(await self.backend.changes(self.id))
-        except (EngineUnavailable, EngineTimeout, SessionDied):
-            raise
-        except Exception as exc:  # Podman's list fails once a folder replaced a file: not scored
-            raise SessionDied(
-                f"the engine would not list the sandbox's changes ({str(exc)[:200]}), so the programs "
-                "that would read its files from inside cannot be vouched for"
-            ) from exc
-        if found:
-            shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
-            raise SandboxTampered(
-                f"the sandbox's own programs were changed ({shown}): its files cannot be read from "
-                "inside it on this engine",
-                self.id,
-            )
-
     async def processes(self) -> frozenset[int]:
         """The PIDs (as the engine's host sees them) of every process alive in the container: from
         the backend's fast path (its cgroup) where it can, else from the engine's API. No process
@@ -675,40 +458,6 @@ class Sandbox:
             except HostUnreadable:
                 pass
         return await self.backend.processes(self.id)
-
-    # -- pristine state ----------------------------------------------------------------------
-    async def fingerprint(self) -> Fingerprint:
-        """This sandbox's state on every channel the harness can read (see :mod:`.pristine`). It
-        runs one read-only command in the sandbox: call it only where the harness alone has worked."""
-        files: Any = None
-        if self._host is not None:
-            try:
-                files = await asyncio.to_thread(self._host.layer_entries)
-            except HostUnreadable:
-                pass
-        if files is None:
-            root = await self.exec(["/bin/sh", "-c", ROOT_SCRIPT], timeout=120, output_cap=256 << 20)
-            if root.exit_code != 0 or root.truncated:
-                raise SessionDied(f"the sandbox's files could not be listed: {root.output[-300:]!r}")
-            files = (frozenset(await self.diff()), hashlib.sha256(root.output.encode()).hexdigest())
-        launcher = self._launcher.stream.pid if self._launcher and self._launcher.stream else 0
-        harness = ["1", str(launcher)] if launcher else ["1"]
-        listing = await self.exec(
-            ["/bin/sh", "-c", RUNTIME_SCRIPT, "pristine", *harness], timeout=60, output_cap=64 << 20
-        )
-        if listing.exit_code != 0 or listing.truncated:
-            raise SessionDied(f"the sandbox's state could not be listed: {listing.output[-300:]!r}")
-        return Fingerprint(files, listing.output, await self.processes())
-
-    async def matches(self, reference: Fingerprint) -> bool:
-        """Whether the sandbox is, on every channel, as it was when ``reference`` was taken: the very
-        same processes, the same root file system (where the overlay is readable here, nothing may
-        have entered the upper directory since; else Docker's change list must be the same, which
-        misses a folder whose content changed and changed back) and the same other mounts, IPC
-        objects and host name."""
-        if not self.running or self.degraded or await self.processes() != reference.pids:
-            return False  # (cheap, and it spares the listing when a process was left behind)
-        return await self.fingerprint() == reference
 
     async def end_process(self, proc: ProcessStream, *, busy: bool) -> None:
         """Stop a session's process: an idle one is asked to exit by closing its input, a busy one
@@ -741,37 +490,6 @@ async def _image_info(backend: Backend, image: str) -> ImageInfo:
             raise ImageMissing(image)
         _image_infos[key] = info
     return _image_infos[key]
-
-
-async def _started_launcher(backend: Backend, sandbox_id: str) -> Launcher | None:
-    """A running launcher, or None when the image cannot run one (no bash): sessions then start
-    by docker exec."""
-    launcher = Launcher(backend, sandbox_id)
-    try:
-        return await launcher.start()
-    except SessionDied:
-        await launcher.close()
-        return None
-
-
-_removals: set[asyncio.Task[None]] = set()
-
-
-def _remove_when_created(backend: Backend, create: asyncio.Future[str]) -> None:
-    """Remove the sandbox of a create whose caller was cancelled (registered meanwhile, so the
-    exit hook removes it if the loop ends first)."""
-    if create.cancelled() or create.exception() is not None:
-        return
-    sandbox_id = create.result()
-    registry.register(backend, sandbox_id)
-    task = asyncio.get_running_loop().create_task(_remove(backend, sandbox_id))
-    _removals.add(task)
-    task.add_done_callback(_removals.discard)
-
-
-async def _remove(backend: Backend, sandbox_id: str) -> None:
-    await backend.remove(sandbox_id)
-    registry.unregister(backend, sandbox_id)
 
 
 async def _quietly(coro: Any) -> None:

@@ -18,15 +18,11 @@ import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
 
 from intercode_agents.errors import InvalidAction, SessionDied
 from intercode_agents.sandbox.main_process import SHELL_CHECK
 from intercode_agents.sandbox.result import DEFAULT_OUTPUT_CAP, ExecResult, OutputCapture
-from intercode_agents.sandbox.stream import ProcessStream
-
-if TYPE_CHECKING:
-    from intercode_agents.sandbox.sandbox import Sandbox
+from intercode_agents.sandbox.stream import ProcessStream, SessionHost
 
 # A command printing more than this is stopped (its output is already truncated to the cap).
 DEFAULT_FLOOD_LIMIT = 64 << 20
@@ -75,7 +71,7 @@ class ShellSession:
 
     def __init__(
         self,
-        sandbox: Sandbox,
+        sandbox: SessionHost,
         *,
         user: str | None = None,
         workdir: str | None = None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from intercode_agents.errors import SessionDied
 
@@ -17,84 +17,6 @@ if TYPE_CHECKING:
     from intercode_agents.sandbox.contract import Backend, Channel
 
 PID_PREAMBLE = ("/bin/sh", "-c", 'echo "$$"; exec "$@"', "sh")
-
-# Signals a process tree inside the container or, given the moment a command started, every process
-# started since then instead: a command's `setsid`, `nohup` and double-forked children leave its tree
-# (they are re-parented to the init) but not that window, and what earlier commands left running
-# (a server, say) is older. POSIX sh, reading /proc.
-#   args: root sig include_root since alone sessions...
-#   since: "CS:PIDS", the container's uptime in hundredths of a second when the command started and
-#   the comma-separated PIDs alive then (spared if they started in that same tick), "root" for the
-#   start of the root process itself (a one-off command), or -1 (the tree only);
-#   alone: comma-separated PIDs spared themselves (the launcher); sessions: PIDs spared with their
-#   descendants (the sandbox's other sessions). The init and this script are always spared.
-KILL_TREE = r"""
-root=$1; sig=$2; self=$3; since=$4; alone=" 1 $(printf '%s' "$5" | tr ',' ' ') "; shift 5
-keep="$$ $*"
-hz=$(getconf CLK_TCK 2>/dev/null) || hz=100
-existed=" "
-if [ "$since" = root ]; then
-  since=-1
-  if IFS= read -r line < "/proc/$root/stat" 2>/dev/null; then
-    rest=${line##*) }; set -- $rest; since=${20}
-  fi
-elif [ "$since" != -1 ]; then
-  existed=" $(printf '%s' "${since#*:}" | tr ',' ' ') "
-  since=$(( ${since%%:*} * hz / 100 ))
-fi
-procs=""; sent=""
-for f in /proc/[0-9]*/stat; do
-  IFS= read -r line < "$f" 2>/dev/null || continue
-  pid=${line%% *}; rest=${line##*) }
-  set -- $rest
-  procs="$procs $pid:$2:${20}"
-done
-below() {  # the PIDs in $1 and all their descendants
-  found=" $1 "; changed=1
-  while [ "$changed" = 1 ]; do
-    changed=0
-    for p in $procs; do
-      pid=${p%%:*}; rest=${p#*:}; pp=${rest%%:*}
-      case "$found" in *" $pid "*) continue ;; esac
-      case "$found" in *" $pp "*) found="$found$pid "; changed=1 ;; esac
-    done
-  done
-  printf '%s' "$found"
-}
-spared=$(below "$keep")
-tree=$(below "$root")
-for p in $procs; do
-  pid=${p%%:*}; start=${p##*:}
-  if [ "$since" -ge 0 ]; then  # what started in the window, wherever it is now
-    hit=0
-    if [ "$start" -gt "$since" ]; then hit=1
-    elif [ "$start" = "$since" ]; then case "$existed" in *" $pid "*) ;; *) hit=1 ;; esac
-    fi
-  else
-    case "$tree" in *" $pid "*) hit=1 ;; *) hit=0 ;; esac
-  fi
-  [ "$hit" = 1 ] || continue
-  if [ "$pid" = "$root" ]; then [ "$self" = 1 ] || continue
-  else case "$spared$alone" in *" $pid "*) continue ;; esac
-  fi
-  kill -s "$sig" "$pid" 2>/dev/null && sent="$sent $pid"
-done
-# A killed process ends when it next runs: wait (a second at most) until each is gone or a zombie,
-# so that nothing the command started still runs when the caller goes on.
-[ "$sig" = KILL ] || exit 0
-tries=0
-while [ -n "$sent" ] && [ "$tries" -lt 100 ]; do
-  left=""
-  for pid in $sent; do
-    IFS= read -r line < "/proc/$pid/stat" 2>/dev/null || continue
-    rest=${line##*) }
-    case "$rest" in Z*|X*) ;; *) left="$left $pid" ;; esac
-  done
-  sent=$left; tries=$((tries + 1))
-  [ -n "$sent" ] && sleep 0.01
-done
-exit 0
-"""
 
 
 class ProcessStream:
@@ -236,3 +158,49 @@ class ProcessStream:
         if self._channel is not None:
             await self._channel.close()
         self.eof = True
+
+
+class SessionHost(Protocol):
+    """What a session (:class:`~intercode_agents.sandbox.shell.ShellSession`,
+    :class:`~intercode_agents.sandbox.json_session.JsonSession`) needs of the sandbox it runs in: a
+    :class:`~intercode_agents.sandbox.Sandbox` is one, and sessions know it only as this."""
+
+    @property
+    def stops(self) -> int:
+        """How many times the harness stopped every process in the sandbox (a session restarts)."""
+        ...
+
+    async def start_process(
+        self,
+        argv: Sequence[str],
+        *,
+        user: str | None = None,
+        workdir: str | None = None,
+        env: dict[str, str] | None = None,
+        goodbye: bytes,
+        one_off: bool = False,
+    ) -> ProcessStream:
+        """Start the session's process (``goodbye``: the input that makes it exit)."""
+        ...
+
+    @property
+    def main_pid(self) -> int | None:
+        """The PID of the process whose death stops the container, when known."""
+        ...
+
+    async def after_command(self, *, main_doomed: bool = False) -> None:
+        """Called as each command or request ends (``main_doomed``: the session saw the main process
+        doomed)."""
+        ...
+
+    async def signal_tree(self, pid: int, sig: str, *, include_root: bool, since: str | None = None) -> None:
+        """Signal what the process ``pid`` started (see :meth:`Sandbox.signal_tree`)."""
+        ...
+
+    async def kill_process(self, proc: ProcessStream, *, since: str | None = None) -> None:
+        """Kill the session's process tree and wait until its output ends."""
+        ...
+
+    async def end_process(self, proc: ProcessStream, *, busy: bool) -> None:
+        """Stop the session's process: ask an idle one to exit, kill a busy one."""
+        ...

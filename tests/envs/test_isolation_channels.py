@@ -32,6 +32,7 @@ PLANTS = {
     "posix-mqueue": "touch /dev/mqueue/planted",
     "process": "nohup sleep 1000 >/dev/null 2>&1 & disown",
     "launcher-limits": "prlimit --pid $PPID --nofile=77:77",
+    "launcher-nice": "renice -n 7 -p $PPID",
 }
 # Everything a later episode could look at, printed in a stable order.
 LOOK = (
@@ -88,7 +89,7 @@ async def test_a_trusted_sandbox_is_recycled_only_when_every_channel_is_unchange
         await pool.drain()
         assert pool.stats["reused"] == 1, pool.stats
         sb = await pool.acquire(trusted=True)
-        if channel == "launcher-limits":
+        if channel.startswith("launcher-"):
             await (await sb.shell()).run(PLANTS[channel])
         else:
             await sb.exec(PLANTS[channel])

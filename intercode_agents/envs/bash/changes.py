@@ -16,14 +16,12 @@ folders are dropped.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 from intercode_agents.errors import ConfigError
 from intercode_agents.reward import RewardMode, check_mode
-
-ChangeKind = Literal["A", "C", "D"]
-DigestKind = Literal["file", "dir", "link", "other", "missing"]
+from intercode_agents.sandbox import Change, ChangeKind, PathState
 
 _DOCKER_KINDS: dict[int, ChangeKind] = {0: "C", 1: "A", 2: "D"}
 
@@ -47,68 +45,39 @@ STRICT_IGNORED_PATHS = frozenset(
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class FsChange:
-    """One entry of Docker's container changes: an absolute path and "A", "C" or "D"."""
-
-    path: str
-    kind: ChangeKind
-
-    @classmethod
-    def from_docker(cls, item: Mapping[str, Any]) -> FsChange:
-        """From an item of the Engine API's changes list (``{"Path": "/x", "Kind": 0}``)."""
-        kind = item.get("Kind")
-        path = item.get("Path")
-        if not isinstance(path, str) or not path.startswith("/") or kind not in _DOCKER_KINDS:
-            raise ConfigError(f"not a Docker container change: {dict(item)!r}")
-        return cls(path, _DOCKER_KINDS[kind])
+def change_from_docker(item: Mapping[str, Any]) -> Change:
+    """A change from an item of the Engine API's changes list (``{"Path": "/x", "Kind": 0}``)."""
+    kind = item.get("Kind")
+    path = item.get("Path")
+    if not isinstance(path, str) or not path.startswith("/") or kind not in _DOCKER_KINDS:
+        raise ConfigError(f"not a Docker container change: {dict(item)!r}")
+    return Change(path, _DOCKER_KINDS[kind])
 
 
-def changes_from_docker(items: Iterable[Mapping[str, Any]] | None) -> tuple[FsChange, ...]:
-    """Convert the Engine API's answer (None when nothing changed) into :class:`FsChange` entries."""
-    return tuple(FsChange.from_docker(item) for item in items or ())
+def changes_from_docker(items: Iterable[Mapping[str, Any]] | None) -> tuple[Change, ...]:
+    """Convert the Engine API's answer (None when nothing changed) into :class:`Change` entries."""
+    return tuple(change_from_docker(item) for item in items or ())
 
 
-@dataclass(frozen=True)
-class PathDigest:
-    """What a path holds in one container (the env reads it with ``Sandbox.path_states``).
-
-    ``md5``: a file's content; a link's target text; for a folder, one md5 over the sorted
-    (relative path, md5) pairs of every file and link below it. ``files`` counts the files and links
-    below a folder (1 for a file or link). Missing paths have kind "missing" and no md5. ``mode``
-    (permission bits; None for a link), ``uid``, ``gid`` and ``mtime`` (nanoseconds) are the path's
-    own; no reward compares times across containers, only with the pristine image's (touched or not).
-    ``followed`` (links only, not part of equality): what the link leads to, as ``md5sum`` sees it
-    (``"file <md5>"``, ``"dir"``, ``"other"`` or ``"missing"``); the intercode content check uses it.
-    """
-
-    kind: DigestKind
-    md5: str | None = None
-    files: int = 0
-    mode: int | None = None
-    uid: int | None = None
-    gid: int | None = None
-    mtime: int | None = None
-    followed: str | None = field(default=None, compare=False)
-
-    def seen_by(self, mode: RewardMode) -> tuple[Any, ...]:
-        """What a reward mode compares: ``strict`` all of it; ``intercode`` what git tracks (the
-        content, and for a file its owner's execute bit: the original's ``git status`` shows a mode
-        change to or from executable as modified, and no other)."""
-        if mode == "strict":
-            return (self.kind, self.md5, self.files, self.mode, self.uid, self.gid)
-        executable = bool(self.mode & 0o100) if self.kind == "file" and self.mode is not None else None
-        return (self.kind, self.md5, self.files, executable)
+def seen_by(state: PathState, mode: RewardMode) -> tuple[Any, ...]:
+    """What a reward mode compares of a path's state: ``strict`` all of it but its time;
+    ``intercode`` what git tracks (the content, and for a file its owner's execute bit: the
+    original's ``git status`` shows a mode change to or from executable as modified, and no other).
+    ``followed`` (where a link leads) is left to the intercode content check (:func:`md5sum_view`)."""
+    if mode == "strict":
+        return (state.kind, state.md5, state.files, state.mode, state.uid, state.gid)
+    executable = bool(state.mode & 0o100) if state.kind == "file" and state.mode is not None else None
+    return (state.kind, state.md5, state.files, executable)
 
 
-def same(a: PathDigest | None, b: PathDigest | None, mode: RewardMode) -> bool:
-    """Whether two digests are equal as ``mode`` sees them (both absent counts as equal)."""
+def same(a: PathState | None, b: PathState | None, mode: RewardMode) -> bool:
+    """Whether two states are equal as ``mode`` sees them (both absent counts as equal)."""
     if a is None or b is None:
         return a is b
-    return a.seen_by(mode) == b.seen_by(mode)
+    return seen_by(a, mode) == seen_by(b, mode)
 
 
-def md5sum_view(digest: PathDigest | None) -> str:
+def md5sum_view(digest: PathState | None) -> str:
     """What ``md5sum PATH`` told of this path, the path's name aside: it follows links."""
     if digest is None or digest.kind == "missing":
         return "missing"
@@ -117,10 +86,7 @@ def md5sum_view(digest: PathDigest | None) -> str:
     return f"file {digest.md5}" if digest.kind == "file" else digest.kind  # a folder: "Is a directory"
 
 
-MISSING = PathDigest("missing")
-
-
-def _unchanged(base: PathDigest, now: PathDigest, mode: RewardMode) -> bool:
+def _unchanged(base: PathState, now: PathState, mode: RewardMode) -> bool:
     """Whether a path listed as changed holds what the pristine image holds: in ``strict`` mode its
     time too (a task may ask to touch files), in ``intercode`` mode what git compares."""
     return same(base, now, mode) and (mode != "strict" or base.mtime == now.mtime)
@@ -159,9 +125,9 @@ class ProbeRequest:
 
 
 def paths_to_probe(
-    agent_changes: Sequence[FsChange], gold_changes: Sequence[FsChange], mode: str
+    agent_changes: Sequence[Change], gold_changes: Sequence[Change], mode: str
 ) -> ProbeRequest:
-    """The paths whose :class:`PathDigest` the env must collect, in BOTH containers, for this mode.
+    """The paths whose :class:`PathState` the env must collect, in BOTH containers, for this mode.
 
     Those are the in-scope added and changed paths of either side (deleted ones cannot be read). In
     ``intercode`` mode the outermost added paths are digested deep (git compared whole untracked
@@ -183,17 +149,17 @@ def paths_to_probe(
     return ProbeRequest(tuple(sorted(deep)), tuple(sorted(shallow - deep)))
 
 
-def _is_dir(path: str, digest: PathDigest | None, changed_paths: set[str]) -> bool:
+def _is_dir(path: str, digest: PathState | None, changed_paths: set[str]) -> bool:
     if digest is not None and digest.kind != "missing":
         return digest.kind == "dir"
     return _is_parent_of_change(path, changed_paths)  # not probed: a parent of another change is a folder
 
 
 def change_entries(
-    changes: Sequence[FsChange],
-    digests: Mapping[str, PathDigest],
+    changes: Sequence[Change],
+    digests: Mapping[str, PathState],
     mode: str,
-    base_digests: Mapping[str, PathDigest] | None = None,
+    base_digests: Mapping[str, PathState] | None = None,
 ) -> set[tuple[str, str]]:
     """The set of ``(path, status)`` entries one container shows.
 

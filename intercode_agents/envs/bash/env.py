@@ -23,7 +23,7 @@ from intercode_agents.datasets import Task
 from intercode_agents.datasets.sources import TaskSource
 from intercode_agents.datasets.task import TaskDetails
 from intercode_agents.envs.base import ActionResult
-from intercode_agents.envs.bash.changes import PathDigest, ProbeRequest, paths_to_probe
+from intercode_agents.envs.bash.changes import ProbeRequest, paths_to_probe
 from intercode_agents.envs.bash.fact_store import fact_store
 from intercode_agents.envs.bash.facts import (
     MISSING,
@@ -46,7 +46,7 @@ from intercode_agents.envs.bash.reward import AGENT_PARTS, BashSide, bash_reward
 from intercode_agents.envs.pooled_env import PooledEnv, timeout_note
 from intercode_agents.envs.steps import GuardFlag
 from intercode_agents.reward import RewardResult
-from intercode_agents.sandbox import Sandbox, SandboxPool, ShellSession
+from intercode_agents.sandbox import PathState, Sandbox, SandboxPool, ShellSession
 
 
 class BashEnv(PooledEnv):
@@ -149,7 +149,7 @@ class BashEnv(PooledEnv):
 
     async def _image_digests(
         self, task: Task, wanted: list[tuple[str, bool]]
-    ) -> dict[tuple[str, bool], PathDigest]:
+    ) -> dict[tuple[str, bool], PathState]:
         """Digests of the ``wanted`` (path, deep) pairs in the pristine image (probed once each)."""
         image = self._image_key(task)
         known = self.facts.digests(image)

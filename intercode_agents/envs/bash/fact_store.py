@@ -24,31 +24,30 @@ from typing import Any
 
 from intercode_agents.envs.bash import changes as bash_changes
 from intercode_agents.envs.bash import facts as bash_facts
-from intercode_agents.envs.bash.changes import FsChange, PathDigest
 from intercode_agents.envs.bash.facts import GoldFacts
 from intercode_agents.errors import ConfigError
 from intercode_agents.paths import cache_dir
-from intercode_agents.sandbox import container_fs, mount_changes, path_states
+from intercode_agents.sandbox import Change, PathState, container_fs, mount_changes, path_states
 from intercode_agents.sandbox.docker import overlay
 
 DigestKey = tuple[str, bool]  # (path, deep)
 
 
-def _digest_json(d: PathDigest) -> list[Any]:
+def _state_json(d: PathState) -> list[Any]:
     return [d.kind, d.md5, d.files, d.mode, d.uid, d.gid, d.mtime, d.followed]
 
 
-def _digest_of(raw: Any) -> PathDigest:
+def _state_of(raw: Any) -> PathState:
     kind, md5, files, mode, uid, gid, mtime, followed = raw
     numbers = (mode, uid, gid, mtime)
     if kind not in ("file", "dir", "link", "other", "missing") or not isinstance(files, int):
-        raise ValueError(f"not a digest: {raw!r}")
+        raise ValueError(f"not a path state: {raw!r}")
     if not all(n is None or (isinstance(n, int) and not isinstance(n, bool)) for n in numbers):
-        raise ValueError(f"not a digest: {raw!r}")
+        raise ValueError(f"not a path state: {raw!r}")
     text = (md5, followed)
     if not all(v is None or isinstance(v, str) for v in text):
-        raise ValueError(f"not a digest: {raw!r}")
-    return PathDigest(kind, md5, files, mode, uid, gid, mtime, followed)
+        raise ValueError(f"not a path state: {raw!r}")
+    return PathState(kind, md5, files, mode, uid, gid, mtime, followed)
 
 
 def facts_to_json(gold: str, facts: GoldFacts) -> dict[str, Any]:
@@ -56,7 +55,7 @@ def facts_to_json(gold: str, facts: GoldFacts) -> dict[str, Any]:
         "gold": gold,
         "output": facts.output,
         "changes": [[c.path, c.kind] for c in facts.changes],
-        "digests": {path: _digest_json(d) for path, d in facts.digests.items()},
+        "digests": {path: _state_json(d) for path, d in facts.digests.items()},
     }
 
 
@@ -64,10 +63,10 @@ def facts_from_json(raw: dict[str, Any]) -> GoldFacts:
     output = raw["output"]
     if output is not None and not isinstance(output, str):
         raise ValueError("bad output")
-    changes = tuple(FsChange(str(p), k) for p, k in raw["changes"] if k in ("A", "C", "D"))
+    changes = tuple(Change(str(p), k) for p, k in raw["changes"] if k in ("A", "C", "D"))
     if len(changes) != len(raw["changes"]):
         raise ValueError("bad change kind")
-    digests = {str(p): _digest_of(d) for p, d in raw["digests"].items()}
+    digests = {str(p): _state_of(d) for p, d in raw["digests"].items()}
     return GoldFacts(output, changes, digests)
 
 
@@ -77,7 +76,7 @@ class FactStore:
     def __init__(self, root: Path | None) -> None:
         self.root = root  # None: memory only
         self._facts: dict[tuple[str, str], GoldFacts] = {}
-        self._digests: dict[str, dict[DigestKey, PathDigest]] = {}
+        self._digests: dict[str, dict[DigestKey, PathState]] = {}
 
     def clear(self) -> None:
         """Forget what is in memory (the disk entries stay)."""
@@ -104,26 +103,26 @@ class FactStore:
         if folder is not None:
             _write_whole(folder / _gold_file(gold), json.dumps(facts_to_json(gold, facts)))
 
-    def digests(self, image_id: str) -> dict[DigestKey, PathDigest]:
+    def digests(self, image_id: str) -> dict[DigestKey, PathState]:
         """The known digests of the pristine image (a live dict: add with :meth:`put_digests`)."""
         if image_id not in self._digests:
-            known: dict[DigestKey, PathDigest] = {}
+            known: dict[DigestKey, PathState] = {}
             folder = self._folder(image_id)
             if folder is not None:
                 with contextlib.suppress(OSError):
                     for line in (folder / "digests.jsonl").read_text(encoding="utf-8").splitlines():
                         with contextlib.suppress(ValueError, TypeError, KeyError):
                             path, deep, digest = json.loads(line)
-                            known[(str(path), bool(deep))] = _digest_of(digest)
+                            known[(str(path), bool(deep))] = _state_of(digest)
             self._digests[image_id] = known
         return self._digests[image_id]
 
-    def put_digests(self, image_id: str, found: dict[DigestKey, PathDigest]) -> None:
+    def put_digests(self, image_id: str, found: dict[DigestKey, PathState]) -> None:
         self.digests(image_id).update(found)
         folder = self._folder(image_id)
         if folder is None or not found:
             return
-        lines = "".join(json.dumps([p, deep, _digest_json(d)]) + "\n" for (p, deep), d in found.items())
+        lines = "".join(json.dumps([p, deep, _state_json(d)]) + "\n" for (p, deep), d in found.items())
         with contextlib.suppress(OSError):
             folder.mkdir(parents=True, exist_ok=True)
             with open(folder / "digests.jsonl", "a", encoding="utf-8") as fh:

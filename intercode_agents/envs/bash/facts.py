@@ -16,22 +16,21 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from intercode_agents.envs.bash.changes import FsChange, PathDigest, ProbeRequest
+from intercode_agents.envs.bash.changes import ProbeRequest
 from intercode_agents.errors import IntercodeError
-from intercode_agents.sandbox import Sandbox
-from intercode_agents.sandbox.path_states import PathState
+from intercode_agents.sandbox import Change, PathState, Sandbox
+from intercode_agents.sandbox.path_states import MISSING
 
-MISSING = PathDigest("missing")
 MAX_CACHED_GOLD_PATHS = 400  # a gold that changes more than this keeps the slow, uncached path
 
 
 @dataclass(frozen=True)
 class GoldFacts:
     output: str | None  # None: the gold did not finish
-    changes: tuple[FsChange, ...]
-    digests: dict[str, PathDigest]  # deep digests of every path the gold added or changed
+    changes: tuple[Change, ...]
+    digests: dict[str, PathState]  # deep digests of every path the gold added or changed
 
-    def derive(self, path: str, deep: bool, base: dict[tuple[str, bool], PathDigest]) -> PathDigest | None:
+    def derive(self, path: str, deep: bool, base: dict[tuple[str, bool], PathState]) -> PathState | None:
         """The gold side's digest of ``path``, or None when it must come from ``base`` (the image)."""
         for change in self.changes:
             if change.path == path:
@@ -42,28 +41,21 @@ class GoldFacts:
         return base.get((path, deep))
 
 
-def shallow(digest: PathDigest, deep: bool) -> PathDigest:
+def shallow(digest: PathState, deep: bool) -> PathState:
     """A deep digest as the probe would report it in ``deep`` or shallow mode."""
     if deep or digest.kind != "dir":
         return digest
     return dataclasses.replace(digest, md5=None, files=0)
 
 
-async def probe(sb: Sandbox, request: ProbeRequest) -> dict[str, PathDigest]:
+async def probe(sb: Sandbox, request: ProbeRequest) -> dict[str, PathState]:
     """Digest the requested paths (read from the engine's host where it can be: the sandbox's own
     tools, which an agent may have replaced, take no part)."""
-    states = await sb.path_states(request.deep, request.shallow)
-    return {path: to_digest(state) for path, state in states.items()}
+    return await sb.path_states(request.deep, request.shallow)
 
 
-def to_digest(state: PathState) -> PathDigest:
-    return PathDigest(
-        state.kind, state.md5, state.files, state.mode, state.uid, state.gid, state.mtime, state.followed
-    )
-
-
-async def changes_of(sb: Sandbox) -> tuple[FsChange, ...]:
-    return tuple(FsChange(c.path, c.kind) for c in await sb.diff())
+async def changes_of(sb: Sandbox) -> tuple[Change, ...]:
+    return tuple(await sb.diff())
 
 
 async def run_gold(sb: Sandbox, gold: str, timeout: float) -> str | None:

@@ -3,7 +3,8 @@
 What the env supplies, per side (the agent's container after its episode, and a fresh container of the
 same image after the gold command ran), as a :class:`BashSide`:
 
-1. ``changes``: ``changes_from_docker(await container.changes())`` (Docker's container-changes API).
+1. ``changes``: the container's change list (``Sandbox.diff()``; ``changes_from_docker`` reads the
+   Engine API's own answer, ``GET /containers/{id}/changes``).
 2. ``digests``: for ``paths_to_probe(agent.changes, gold.changes, mode)``, the state of each path in
    that container (``Sandbox.path_states``). Probe the same path list in both containers.
 3. ``output``: the last observation (the agent's last command output; the gold command's output).
@@ -34,14 +35,9 @@ from dataclasses import dataclass
 
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from intercode_agents.envs.bash.changes import (
-    FsChange,
-    PathDigest,
-    change_entries,
-    md5sum_view,
-    same,
-)
+from intercode_agents.envs.bash.changes import change_entries, md5sum_view, same
 from intercode_agents.reward import RewardMode, RewardResult, check_mode
+from intercode_agents.sandbox import Change, PathState
 
 #: What an agent may see of this reward (:mod:`intercode_agents.envs.reward_view`): the three part scores,
 #: the answer's similarity, and the changes the agent made that the gold does not (its own paths). Hidden:
@@ -61,8 +57,8 @@ _SHOWN_PATHS = 8
 class BashSide:
     """One container's state at scoring time."""
 
-    changes: tuple[FsChange, ...]
-    digests: Mapping[str, PathDigest]
+    changes: tuple[Change, ...]
+    digests: Mapping[str, PathState]
     output: str | None
 
 
@@ -80,7 +76,7 @@ def _diff_part(agent: set[tuple[str, str]], gold: set[tuple[str, str]]) -> tuple
     return round(PART_WEIGHT * (1 - math.erf(missing + extra)), 2), missing, extra
 
 
-def _same_intercode(entry: str, agent: Mapping[str, PathDigest], gold: Mapping[str, PathDigest]) -> bool:
+def _same_intercode(entry: str, agent: Mapping[str, PathState], gold: Mapping[str, PathState]) -> bool:
     """The original's check of one untracked entry: ``md5sum PATH`` for a path holding a dot, else
     ``md5deep -r PATH``. Its image had no md5deep, so that command failed alike in both containers and
     the entry passed; md5sum follows links and fails alike on any two folders."""
@@ -122,7 +118,7 @@ def _content_part(
     return round(PART_WEIGHT * len(equal) / len(targets), 2), len(targets), len(equal), wrong
 
 
-def difference(agent: PathDigest | None, gold: PathDigest | None) -> str:
+def difference(agent: PathState | None, gold: PathState | None) -> str:
     """What differs between the agent's and the gold's state of one path, in a few words."""
     if agent is None or agent.kind == "missing":
         return "missing"
@@ -154,7 +150,7 @@ def bash_reward(
     gold: BashSide,
     mode: str = "intercode",
     *,
-    base_digests: Mapping[str, PathDigest] | None = None,
+    base_digests: Mapping[str, PathState] | None = None,
 ) -> RewardResult:
     """Score the agent's container against the gold's (see the module docstring)."""
     mode = check_mode(mode)

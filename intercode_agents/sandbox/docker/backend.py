@@ -1,6 +1,6 @@
 """The Docker backend: a Docker engine (local or remote) through its Engine API, with aiodocker.
 
-On a local engine, as root, :class:`~intercode_agents.sandbox.docker.host.LocalHost` adds the fast
+On a local engine, as root, :class:`~intercode_agents.sandbox.docker.fast_paths.LocalHost` adds the fast
 paths. A remote engine (``host="tcp://127.0.0.1:2376"``, ``unix:///run/other.sock`` with its storage
 elsewhere) gets none, and the sandbox layer uses the slow paths.
 """
@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import io
 import os
-import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
 import aiodocker
 import aiodocker.execs
 
-from intercode_agents.errors import EngineTimeout, EngineUnavailable, ImageMissing
+from intercode_agents.errors import EngineUnavailable, ImageMissing
+from intercode_agents.sandbox.backends import BackendConfig, DockerConfig
 from intercode_agents.sandbox.contract import (
     Backend,
+    Change,
     ChangeKind,
     CreateRequest,
     ImageInfo,
@@ -26,8 +27,8 @@ from intercode_agents.sandbox.contract import (
     Started,
 )
 from intercode_agents.sandbox.docker.client import EngineClients, engine_call
-from intercode_agents.sandbox.docker.host import LocalHost
-from intercode_agents.sandbox.docker.spec import container_body, with_storage_quota
+from intercode_agents.sandbox.docker.create_body import container_body, with_storage_quota
+from intercode_agents.sandbox.docker.fast_paths import LocalHost
 from intercode_agents.sandbox.docker.wire import DockerChannel, query_json
 
 T = TypeVar("T")
@@ -39,13 +40,12 @@ class DockerBackend(Backend):
     None means ``$DOCKER_HOST`` or the local socket. ``fast_paths=False`` never reads the engine's
     storage from this host, even where it could."""
 
-    type: ClassVar[str] = "docker"
-    fast_paths: ClassVar[bool] = True
+    config_class: type[BackendConfig] = DockerConfig
+    type = "docker"
+    fast_paths = True
 
-    def __init__(
-        self, host: str | None = None, *, name: str | None = None, slots: int = 16, fast_paths: bool = True
-    ) -> None:
-        super().__init__(name or host or os.environ.get("DOCKER_HOST") or "local", slots=slots)
+    def __init__(self, host: str | None = None, *, name: str | None = None, fast_paths: bool = True) -> None:
+        super().__init__(name or host or os.environ.get("DOCKER_HOST") or "local")
         self.host = host
         self.clients = EngineClients(host)
         # Only an engine reached through a local socket can be read from this host: a TCP or SSH
@@ -54,28 +54,16 @@ class DockerBackend(Backend):
         self.use_fast_paths = fast_paths and type(self).fast_paths and address.startswith("unix://")
         self._quota_refused = False  # the engine refused a StorageOpt size once (overlay2 on ext4)
 
+    @classmethod
+    def from_config(cls, config: DockerConfig) -> DockerBackend:
+        return cls(config.host, name=config.name, fast_paths=config.fast_paths)
+
     # -- calls ----------------------------------------------------------------------------------
     async def _call(
-        self,
-        fn: Callable[[], Awaitable[T]],
-        *,
-        image: str | None = None,
-        attempts: int = 4,
-        timed: bool = False,
+        self, fn: Callable[[], Awaitable[T]], *, image: str | None = None, attempts: int = 4
     ) -> T:
-        """One engine call; its failure to answer marks the engine down for placement, and a timed
-        call's latency feeds placement's back-off."""
-        started = time.perf_counter()
-        try:
-            result = await engine_call(fn, image=image, attempts=attempts)
-        except (EngineUnavailable, EngineTimeout):
-            self.note_down()
-            raise
-        if self.failures:
-            self.note_up()
-        if timed:
-            self.note_latency(time.perf_counter() - started)
-        return result
+        """One engine call, retried while the engine is briefly unreachable (see :func:`engine_call`)."""
+        return await engine_call(fn, image=image, attempts=attempts)
 
     def _container(self, sandbox_id: str) -> aiodocker.containers.DockerContainer:
         return self.clients.control.containers.container(sandbox_id)
@@ -118,13 +106,11 @@ class DockerBackend(Backend):
             return str((await client.containers.create(body)).id)
 
         try:
-            sandbox_id = await self._call(create, image=request.image, timed=True)
+            return await self._call(create, image=request.image)
         except aiodocker.DockerError as exc:
             if exc.status == 404:
                 raise ImageMissing(request.image) from exc
             raise
-        self.live += 1
-        return sandbox_id
 
     def adapt(self, body: dict[str, Any], request: CreateRequest) -> dict[str, Any]:
         """The create body as this engine wants it (Podman's adapter changes it)."""
@@ -154,7 +140,6 @@ class DockerBackend(Backend):
         except aiodocker.DockerError as exc:
             if exc.status != 404:
                 raise
-        self.live = max(0, self.live - 1)
 
     async def exec(
         self,
@@ -176,8 +161,7 @@ class DockerBackend(Backend):
                 user=user or "",
                 workdir=workdir,
                 environment=dict(env) if env else None,
-            ),
-            timed=True,
+            )
         )
         # The stream rides on the stream client's pool, so that it never holds a control connection.
         stream = aiodocker.execs.Exec(self.clients.streams, made.id, tty=False).start(detach=False)
@@ -199,10 +183,10 @@ class DockerBackend(Backend):
         assert isinstance(fileobj, io.BytesIO)
         return fileobj.getvalue()
 
-    async def changes(self, sandbox_id: str) -> list[tuple[str, ChangeKind]]:
+    async def changes(self, sandbox_id: str) -> list[Change]:
         client = self.clients.control
         raw = await self._call(lambda: query_json(client, f"containers/{sandbox_id}/changes"))
-        return sorted((item["Path"], _KINDS.get(item["Kind"], "C")) for item in raw or [])
+        return sorted(Change(item["Path"], _KINDS.get(item["Kind"], "C")) for item in raw or [])
 
     async def processes(self, sandbox_id: str) -> frozenset[int]:
         client = self.clients.control

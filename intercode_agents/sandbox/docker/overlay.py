@@ -34,9 +34,10 @@ import hashlib
 import os
 import stat
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-ChangeKind = Literal["C", "A", "D"]
+from intercode_agents.sandbox.contract import Change
+
 UpperEntries = dict[str, tuple[Any, ...]]  # upper-directory path -> fingerprint
 
 _OPAQUE = "trusted.overlay.opaque"
@@ -89,17 +90,15 @@ class OverlayLayers:
                 with child:
                     self._collect(child, f"{rel}/{name}", found)
 
-    def changes(self) -> list[tuple[str, ChangeKind]]:
-        """Every change against the image, as (absolute path, kind), sorted by path."""
-        out: list[tuple[str, ChangeKind]] = []
+    def changes(self) -> list[Change]:
+        """Every change against the image, sorted by path."""
+        out: list[Change] = []
         with _Folder.root(self.upper) as root:
             self._compare_dir(root, "", out, reported=True)
         return sorted(out)
 
     # -- the container's side ------------------------------------------------------------------
-    def _compare_dir(
-        self, folder: _Folder, rel: str, out: list[tuple[str, ChangeKind]], *, reported: bool
-    ) -> None:
+    def _compare_dir(self, folder: _Folder, rel: str, out: list[Change], *, reported: bool) -> None:
         """Append the changes inside ``rel`` (open as ``folder``), a folder in both the image and
         the container (``reported``: the folder itself is listed already, or is the root)."""
         mark = len(out)
@@ -112,17 +111,17 @@ class OverlayLayers:
             old_path, old, _ = self.lookup(path)
             if is_whiteout(new):
                 if old is not None:
-                    out.append((path, "D"))
+                    out.append(Change(path, "D"))
                 continue
             _check_supported(here, new)
             if old is None:
-                out.append((path, "A"))
+                out.append(Change(path, "A"))
                 if stat.S_ISDIR(new.st_mode):
                     self._added_below(folder, name, path, out)
                 continue
             changed = _stat_differs(old, new) or _capability(old_path, old) != _capability(here, new)
             if changed:
-                out.append((path, "C"))
+                out.append(Change(path, "C"))
             if stat.S_ISDIR(new.st_mode):
                 if stat.S_ISDIR(old.st_mode):
                     child = folder.child(name)
@@ -133,11 +132,11 @@ class OverlayLayers:
                     self._added_below(folder, name, path, out)  # a file replaced by a folder
         if is_opaque(folder.fd):
             # The folder was deleted and made again: the image's content of it is gone.
-            out.extend((f"{rel}/{name}", "D") for name in self.lower_children(rel) - names)
+            out.extend(Change(f"{rel}/{name}", "D") for name in self.lower_children(rel) - names)
         if len(out) > mark and not reported:
-            out.append((rel, "C"))
+            out.append(Change(rel, "C"))
 
-    def _added_below(self, parent: _Folder, name: str, rel: str, out: list[tuple[str, ChangeKind]]) -> None:
+    def _added_below(self, parent: _Folder, name: str, rel: str, out: list[Change]) -> None:
         """Append everything inside the new folder ``rel`` (``name`` in ``parent``): all of it is new."""
         folder = parent.child(name)
         if folder is None:
@@ -149,7 +148,7 @@ class OverlayLayers:
                 if st is None or is_whiteout(st):
                     continue
                 _check_supported(here, st)
-                out.append((f"{rel}/{child}", "A"))
+                out.append(Change(f"{rel}/{child}", "A"))
                 if stat.S_ISDIR(st.st_mode):
                     self._added_below(folder, child, f"{rel}/{child}", out)
 

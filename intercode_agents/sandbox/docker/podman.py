@@ -1,7 +1,7 @@
 """Podman through its Docker-compatible API service (``podman system service``).
 
 The compat API is close enough to Docker's that :class:`~intercode_agents.sandbox.docker.backend.
-DockerBackend` drives it; where Podman differs, this adapter handles it (``tests/conformance`` runs
+DockerBackend` drives it; where Podman differs, this adapter handles it (the conformance suite runs
 every sandbox behaviour on it):
 
 - **Processes.** Docker's ``top`` with ``ps_args=-o pid`` runs ``ps`` on the host; Podman's runs it
@@ -38,23 +38,27 @@ Attach before start, exec streams (the same multiplexed framing), archives, labe
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
+from intercode_agents.sandbox.backends import PodmanConfig
 from intercode_agents.sandbox.contract import CreateRequest
 from intercode_agents.sandbox.docker.backend import DockerBackend
 from intercode_agents.sandbox.docker.wire import query_json
 
 
 class PodmanBackend(DockerBackend):
-    type: ClassVar[str] = "podman"
-    fast_paths: ClassVar[bool] = False
-    docker_changes: ClassVar[bool] = False  # its change list has other rules (module docstring)
+    type = "podman"
+    fast_paths = False
+    docker_changes = False  # its change list has other rules (module docstring)
+    config_class = PodmanConfig
 
-    def __init__(
-        self, host: str, *, name: str | None = None, slots: int = 16, nofile: int = 1024, nproc: int = 4096
-    ) -> None:
-        super().__init__(host, name=name or f"podman:{host}", slots=slots, fast_paths=False)
+    def __init__(self, host: str, *, name: str | None = None, nofile: int = 1024, nproc: int = 4096) -> None:
+        super().__init__(host, name=name or f"podman:{host}", fast_paths=False)
         self.rlimits = {"nofile": nofile, "nproc": nproc}
+
+    @classmethod
+    def from_config(cls, config: PodmanConfig) -> PodmanBackend:  # type: ignore[override]
+        return cls(config.host, name=config.name, nofile=config.nofile, nproc=config.nproc)
 
     def adapt(self, body: dict[str, Any], request: CreateRequest) -> dict[str, Any]:
         host = body["HostConfig"]

@@ -4,7 +4,7 @@ aiodocker has no call for ``GET /containers/{id}/changes`` or ``top`` with ``ps_
 helper drops an answer without a content type, as Podman sends them), opens a hijacked stream only on
 its first read or write, and cannot half-close one. Those three needs are met here, on its private
 attributes (``Docker._query``, ``Stream._init``, ``Stream._resp``), so that an
-aiodocker upgrade that moves them breaks this module alone (``tests/conformance`` notices at once).
+aiodocker upgrade that moves them breaks this module alone (the conformance suite notices at once).
 """
 
 from __future__ import annotations

@@ -18,31 +18,25 @@ import docker
 import pytest
 from docker.errors import ImageNotFound
 
-from intercode_agents.envs.bash.changes import (
-    FsChange,
-    PathDigest,
-    change_entries,
-    changes_from_docker,
-    paths_to_probe,
-)
-from intercode_agents.envs.bash.facts import to_digest
+from intercode_agents.envs.bash.changes import change_entries, changes_from_docker, paths_to_probe
 from intercode_agents.envs.bash.reward import BashSide, answer_similarity, bash_reward
 from intercode_agents.errors import ConfigError
 from intercode_agents.paths import data_dir
 from intercode_agents.reward import RewardResult
+from intercode_agents.sandbox import Change, PathState
 from intercode_agents.sandbox.path_states import parse_probe_output, probe_command
 
 
-def ch(spec: str) -> tuple[FsChange, ...]:
-    """'A /x, C /y' -> FsChange entries."""
-    return tuple(FsChange(item.split()[1], item.split()[0]) for item in spec.split(",") if item.strip())  # type: ignore[arg-type]
+def ch(spec: str) -> tuple[Change, ...]:
+    """'A /x, C /y' -> Change entries."""
+    return tuple(Change(item.split()[1], item.split()[0]) for item in spec.split(",") if item.strip())  # type: ignore[arg-type]
 
 
-def f(md5: str) -> PathDigest:
-    return PathDigest("file", md5, 1)
+def f(md5: str) -> PathState:
+    return PathState("file", md5, 1)
 
 
-DIR = PathDigest("dir")  # a folder probed shallow
+DIR = PathState("dir")  # a folder probed shallow
 
 # The changes Docker reported for a real session on the mini fixture (see test_probe_in_real_containers).
 SESSION = ch(
@@ -57,10 +51,10 @@ SESSION_DIGESTS = {
     "/tmp/scratch": f("s1"),
     "/testbed": DIR,
     "/testbed/data": DIR,
-    "/testbed/emptynew": PathDigest("dir", "e0", 0),
-    "/testbed/lnk": PathDigest("link", "l1", 1),
+    "/testbed/emptynew": PathState("dir", "e0", 0),
+    "/testbed/lnk": PathState("link", "l1", 1),
     "/testbed/logs": DIR,
-    "/testbed/new": PathDigest("dir", "n1", 1),
+    "/testbed/new": PathState("dir", "n1", 1),
     "/testbed/notes": DIR,
     "/testbed/notes/poem.txt": f("p0"),
     "/testbed/notes/todo.txt": f("t1"),
@@ -120,7 +114,7 @@ def test_paths_to_probe_per_mode() -> None:
     assert "/usr/sbin/docker-init" not in strict.shallow and "/testbed/data/cities.csv" not in strict.shallow
 
 
-def side(changes: str, digests: dict[str, PathDigest], output: str | None) -> BashSide:
+def side(changes: str, digests: dict[str, PathState], output: str | None) -> BashSide:
     return BashSide(ch(changes), digests, output)
 
 
@@ -138,7 +132,7 @@ def test_identical_sides_score_one_in_both_modes() -> None:
 
 def test_formula_parts_by_hand() -> None:
     gold = side("C /testbed, A /testbed/a.txt", {"/testbed": DIR, "/testbed/a.txt": f("x")}, "apple cherry")
-    agent = side("", {"/testbed": DIR, "/testbed/a.txt": PathDigest("missing")}, "apple banana")
+    agent = side("", {"/testbed": DIR, "/testbed/a.txt": PathState("missing")}, "apple banana")
     result = bash_reward(agent, gold, "intercode")
     # one missing change -> 0.05; no common added file -> 0.33; TF-IDF 0.336097 -> 0.11
     assert result.parts["missing_changes"] == 1
@@ -209,7 +203,7 @@ def test_dotted_folder_quirk_only_in_intercode_mode() -> None:
     def made(md5: str) -> BashSide:
         return side(
             "A /testbed/v1.0, A /testbed/v1.0/x",
-            {"/testbed/v1.0": PathDigest("dir", md5, 1), "/testbed/v1.0/x": f(md5)},
+            {"/testbed/v1.0": PathState("dir", md5, 1), "/testbed/v1.0/x": f(md5)},
             "",
         )
 
@@ -226,17 +220,17 @@ def test_intercode_content_check_is_the_originals_md5sum_and_missing_md5deep() -
     # A dot: `md5sum`, which follows a link to its target's content.
     copy = side("A /testbed/t.txt", {"/testbed/t.txt": f("todo")}, "")
     link_to = {
-        "todo": PathDigest("link", "text-of-target-1", 1, followed="file todo"),
-        "poem": PathDigest("link", "text-of-target-2", 1, followed="file poem"),
-        "dangling": PathDigest("link", "text-of-target-3", 1, followed="missing"),
+        "todo": PathState("link", "text-of-target-1", 1, followed="file todo"),
+        "poem": PathState("link", "text-of-target-2", 1, followed="file poem"),
+        "dangling": PathState("link", "text-of-target-3", 1, followed="missing"),
     }
     for target, expected in (("todo", 0.33), ("poem", 0.0), ("dangling", 0.0)):
         linked = side("A /testbed/t.txt", {"/testbed/t.txt": link_to[target]}, "")
         assert bash_reward(linked, copy, "intercode").parts["file_content"] == expected, target
         assert bash_reward(linked, copy, "strict").parts["file_content"] == 0.0  # a link is not a file
     # md5sum fails alike on two folders, and on a link to a folder.
-    folder = side("A /testbed/v.d", {"/testbed/v.d": PathDigest("dir", "x", 1)}, "")
-    to_folder = side("A /testbed/v.d", {"/testbed/v.d": PathDigest("link", "y", 1, followed="dir")}, "")
+    folder = side("A /testbed/v.d", {"/testbed/v.d": PathState("dir", "x", 1)}, "")
+    to_folder = side("A /testbed/v.d", {"/testbed/v.d": PathState("link", "y", 1, followed="dir")}, "")
     assert bash_reward(to_folder, folder, "intercode").parts["file_content"] == 0.33
 
 
@@ -251,7 +245,7 @@ def test_gold_that_cannot_run_is_corrupt_in_both_modes() -> None:
 
 def test_bad_inputs_are_rejected() -> None:
     assert changes_from_docker(None) == ()
-    assert changes_from_docker([{"Path": "/x", "Kind": 1}]) == (FsChange("/x", "A"),)
+    assert changes_from_docker([{"Path": "/x", "Kind": 1}]) == (Change("/x", "A"),)
     with pytest.raises(ConfigError, match="not a Docker container change"):
         changes_from_docker([{"Path": "/x", "Kind": 7}])
     with pytest.raises(ConfigError, match="unknown reward mode 'lenient'"):
@@ -298,7 +292,7 @@ def mini_image(client: docker.DockerClient) -> Iterator[str]:
 
 def _score(
     client: docker.DockerClient, image: str, agent_cmd: str, gold_cmd: str, mode: str, pristine: bool = False
-) -> tuple[RewardResult, dict[str, PathDigest]]:
+) -> tuple[RewardResult, dict[str, PathState]]:
     boxes = [
         client.containers.run(
             image, ["sleep", "infinity"], detach=True, network_mode="none", labels=LABELS, init=True
@@ -313,12 +307,7 @@ def _score(
         changes = [changes_from_docker(client.api.diff(box.id)) for box in boxes[:2]]
         request = paths_to_probe(changes[0], changes[1], mode)
         digests = [
-            {
-                path: to_digest(state)
-                for path, state in parse_probe_output(
-                    box.exec_run(probe_command(request.deep, request.shallow)).output.decode()
-                ).items()
-            }
+            parse_probe_output(box.exec_run(probe_command(request.deep, request.shallow)).output.decode())
             for box in boxes
         ]
         assert set(changes_from_docker(client.api.diff(boxes[0].id))) == set(
@@ -384,7 +373,7 @@ def test_real_containers_touch_only_and_odd_names(client: docker.DockerClient, m
     agent = gold + "; touch /testbed/notes/poem.txt; printf 'x' > $'/testbed/odd name\\twith tab'"
     without_base, digests = _score(client, mini_image, agent, gold, "intercode")
     odd = dataclasses.replace(digests["/testbed/odd name\twith tab"], mtime=None)
-    assert odd == PathDigest("file", "9dd4e461268c8034f5c8564e155c67a6", 1, 0o644, 0, 0)  # md5("x")
+    assert odd == PathState("file", "9dd4e461268c8034f5c8564e155c67a6", 1, 0o644, 0, 0)  # md5("x")
     assert without_base.parts["extra_changes"] == 2  # the odd file, and poem.txt counted as modified
     with_base, _ = _score(client, mini_image, agent, gold, "intercode", pristine=True)
     assert with_base.parts["extra_changes"] == 1  # the pristine digest shows poem.txt is unchanged

@@ -5,12 +5,13 @@ from __future__ import annotations
 import time
 
 import pytest
+import pytest_asyncio
 
 from intercode_agents.errors import InvalidAction
 from intercode_agents.sandbox import Sandbox
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def shell_sb(bash_image, backend):
     async with Sandbox(bash_image, backend=backend, cmd=["sleep", "infinity"]) as sb:
         yield sb, await sb.shell()

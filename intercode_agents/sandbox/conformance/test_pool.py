@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from intercode_agents.sandbox import RUN_ID, Sandbox, SandboxPool
-from tests.docker_helpers import SLEEPER, containers_of_run
+from intercode_agents.sandbox.conformance.fixtures import SLEEPER, containers_of_run
 
 # A JSON-lines helper written in sh: echoes requests (and their id, as the protocol asks), hangs on
 # demand.

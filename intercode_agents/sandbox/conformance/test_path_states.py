@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from intercode_agents.sandbox import Change, Sandbox
-from tests.docker_helpers import SLEEPER
+from intercode_agents.sandbox.conformance.fixtures import SLEEPER
 
 SETUP = r"""
 set -e
@@ -19,7 +19,7 @@ SHALLOW = ["/t/d/a.txt", "/t/x.sh", "/t/fifo", "/t/dangling", "/t/dir-link/a.txt
 
 async def test_path_states_from_the_host_equal_those_from_inside(bash_image, backend, fast_paths):
     async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
-        assert sb.reads_from_host == fast_paths
+        assert sb.forensics.reads_from_host == fast_paths
         assert (await sb.exec(SETUP)).exit_code == 0
         host = await sb.path_states(DEEP, SHALLOW)
         with sb.slow_paths():
@@ -34,11 +34,13 @@ async def test_path_states_from_the_host_equal_those_from_inside(bash_image, bac
 async def test_contents_from_the_host_equal_those_of_the_engines_archive(bash_image, backend, fast_paths):
     async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
         assert (await sb.exec(SETUP + "ln /t/d/a.txt /t/d/hard")).exit_code == 0
-        host = await sb.contents("/t")
+        host = await sb.forensics.contents("/t")
         with sb.slow_paths():
-            engine = await sb.contents("/t")
-            assert await sb.contents("/t/x.sh") == {} and await sb.contents("/nowhere") == {}
-            assert await sb.contents("/t", max_bytes=4) is None
+            engine = await sb.forensics.contents("/t")
+            assert (
+                await sb.forensics.contents("/t/x.sh") == {} and await sb.forensics.contents("/nowhere") == {}
+            )
+            assert await sb.forensics.contents("/t", max_bytes=4) is None
         assert host == engine
         assert set(host) == {
             "/t/d", "/t/d/a.txt", "/t/d/hard", "/t/d/sub", "/t/d/sub/b", "/t/d/rel-link", "/t/d/abs-link",
@@ -48,7 +50,10 @@ async def test_contents_from_the_host_equal_those_of_the_engines_archive(bash_im
         assert host["/t/d/a.txt"] == ("file", states["/t/d/a.txt"].md5) == host["/t/d/hard"]
         assert host["/t/dir-link"] == ("link", states["/t/dir-link"].md5)
         assert host["/t/d/sub"] == ("dir", None) and host["/t/fifo"] == ("other", None)
-        assert await sb.contents("/t", max_bytes=4) is None and await sb.contents("/nowhere") == {}
+        assert (
+            await sb.forensics.contents("/t", max_bytes=4) is None
+            and await sb.forensics.contents("/nowhere") == {}
+        )
 
 
 async def test_mount_changes_are_seen_from_the_host_and_from_inside(bash_image, backend):

@@ -14,7 +14,7 @@ import pytest
 
 from intercode_agents.errors import EngineUnavailable, ImageMissing
 from intercode_agents.sandbox import RUN_ID, Sandbox, cleanup_containers
-from tests.docker_helpers import SLEEPER, containers_of_run
+from intercode_agents.sandbox.conformance.fixtures import SLEEPER, containers_of_run
 
 
 async def test_no_network_inside(bash_image, backend):

@@ -15,7 +15,7 @@ from typing import Any
 
 from intercode_agents.sandbox import signals
 from intercode_agents.sandbox.container_fs import ContainerFiles, Unreadable
-from intercode_agents.sandbox.contract import ChangeKind, HostAccess, HostUnreadable
+from intercode_agents.sandbox.contract import Change, HostAccess, HostUnreadable, Proc
 from intercode_agents.sandbox.disk_guard import upper_usage
 from intercode_agents.sandbox.docker.cgroup import cgroup_procs_file, read_pids
 from intercode_agents.sandbox.docker.overlay import OverlayLayers, OverlayUnreadable
@@ -41,7 +41,7 @@ class LocalHost(HostAccess):
                 files = ContainerFiles.of_process(int(info["State"]["Pid"]))
         return cls(overlay, procs_file, files)
 
-    def changes(self) -> list[tuple[str, ChangeKind]]:
+    def changes(self) -> list[Change]:
         try:
             return self.overlay.changes()
         except (OverlayUnreadable, OSError) as exc:
@@ -68,5 +68,5 @@ class LocalHost(HostAccess):
             self.procs_file = None
             raise HostUnreadable(str(exc)) from exc
 
-    def processes(self) -> list[signals.Proc]:
+    def processes(self) -> list[Proc]:
         return signals.processes_of(self.pids())

@@ -8,8 +8,8 @@ import pytest
 
 from intercode_agents.errors import SessionDied
 from intercode_agents.sandbox import Sandbox, SandboxPool
+from intercode_agents.sandbox.conformance.fixtures import SLEEPER
 from intercode_agents.sandbox.launcher import LaunchedProcess, spawn_line
-from tests.docker_helpers import SLEEPER
 
 # What a session could notice about how it was started (PPID aside, which must differ; SigQ
 # counts the signals queued for root on the whole host, so it is left out).

@@ -8,7 +8,7 @@ import pytest
 
 from intercode_agents.errors import ConfigError, SessionDied
 from intercode_agents.sandbox import Sandbox, SandboxPool, resolve_backend
-from tests.docker_helpers import SLEEPER
+from intercode_agents.sandbox.conformance.fixtures import SLEEPER
 
 # Every kind of change the Engine API distinguishes: new files and folders (and what is inside a new
 # folder), edits, mode and owner changes (of a folder too), deletions of files and of whole folders,
@@ -50,12 +50,12 @@ def engine_view(changes: list) -> set[tuple[str, str]]:
 
 async def test_overlay_changes_equal_the_engine_api_for_every_kind_of_change(bash_image, backend, fast_paths):
     async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
-        assert sb.diff_source == ("overlay" if fast_paths else "engine")
+        assert sb.forensics.diff_source == ("overlay" if fast_paths else "engine")
         assert await sb.diff() == []
         result = await sb.exec(OPERATIONS, timeout=60)
         assert result.exit_code == 0, result.output
         fast = engine_view(await sb.diff())
-        slow = engine_view(await sb.engine_changes()) - engine_view(list(sb._engine_changes))
+        slow = engine_view(await sb.forensics.engine_changes()) - engine_view(list(sb.forensics.engine_own))
         assert fast == slow
         assert ("/usr/share/bash-completion", "C") in fast and ("/var/log/apt", "D") in fast
         assert ("/work/a/b/c", "A") in fast and ("/usr/share/common-licenses/Apache-2.0", "D") in fast
@@ -86,7 +86,7 @@ async def test_every_backend_gives_the_change_list_of_the_local_docker_engine(ba
         async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
             result = await sb.exec(OPERATIONS, timeout=60)
             assert result.exit_code == 0, result.output
-            return engine_view(await sb.diff()), {c.path for c in sb._engine_changes}
+            return engine_view(await sb.diff()), {c.path for c in sb.forensics.engine_own}
 
     found, _ = await changes(engine.backend)
     docker, docker_own = await changes(resolve_backend("docker"))
@@ -97,7 +97,7 @@ async def test_every_backend_gives_the_change_list_of_the_local_docker_engine(ba
 
 async def test_the_engine_source_gives_the_same_answer_and_bad_sources_are_refused(bash_image, backend):
     async with Sandbox(bash_image, backend=backend, cmd=SLEEPER, diff_source="engine") as sb:
-        assert sb.diff_source == "engine"
+        assert sb.forensics.diff_source == "engine"
         await sb.exec("echo hi > /tmp/new; rm /etc/issue")
         assert engine_view(await sb.diff()) >= {("/tmp/new", "A"), ("/etc/issue", "D")}
     with pytest.raises(ConfigError, match="diff_source"):
@@ -114,7 +114,8 @@ async def test_a_folder_changed_and_changed_back_is_not_pristine(bash_image, bac
         sb = await pool.acquire(trusted=True)
         before = (await sb.exec(probe)).output
         await sb.exec("touch /srv/tmp && rm /srv/tmp")
-        assert await sb.diff() == [] and await sb.engine_changes() == sorted(sb._engine_changes)
+        own = sorted(sb.forensics.engine_own)
+        assert await sb.diff() == [] and await sb.forensics.engine_changes() == own
         assert (await sb.exec(probe)).output != before
         await pool.release(sb)
         await pool.drain()
