@@ -93,6 +93,22 @@ async def _play(
     except Exception as exc:
         raise RuntimeError(f"env reset failed: {type(exc).__name__}: {exc}") from exc
     recorder.started(observation, info)
+    await play_actions(env, next_action, recorder, max_turns=max_turns, on_observation=on_observation)
+
+
+async def play_actions(
+    env: Env,
+    next_action: NextAction,
+    recorder: EpisodeRecorder,
+    *,
+    max_turns: int | None = None,
+    on_observation: Callable[[StepResult], None] | None = None,
+) -> None:
+    """Play the actions of ``next_action`` on ``env``, which was just reset (its question is the
+    recorder's), until a submit: the policy's own, or a forced one once it gives None or ``max_turns``
+    are spent. Each step is recorded; env failures go up. (Another harness that resets the env itself,
+    Inspect's sandbox provider, plays the gold through this too.)"""
+    observation = recorder.trajectory.question
     turn = 0
     while not env.done:
         text = None if max_turns is not None and turn >= max_turns else await next_action(turn, observation)

@@ -9,6 +9,7 @@ reward's parts so the cause is visible.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -96,7 +97,8 @@ def classify(
 
 
 def _natural_key(task_id: str) -> list[Any]:
-    return [int(part) if part.isdigit() else part for part in task_id.split("/")]
+    """``ctf/9`` before ``ctf/10``; text and numbers alternate, so ids of any depth compare."""
+    return [int(part) if index % 2 else part for index, part in enumerate(re.split(r"(\d+)", task_id))]
 
 
 async def run_gold(config: EvalConfig, *, console: Console | None = None) -> GoldReport:

@@ -127,7 +127,7 @@ class AgentGate:
                 input_tokens=tokens_in,
                 output_tokens=tokens_out,
             )
-            self.run.record(step)
+            self.run.recorder.add(step)  # (its tokens are set: record() would take a reply's)
             return
         reply = _Reply(message, tokens_in, tokens_out)
         for call in message.tool_calls:
@@ -163,7 +163,7 @@ class AgentGate:
                 output_tokens=reply.output_tokens,
             )
             reply.claimed = True
-            self.run.record(step)
+            self.run.recorder.add(step)  # (its tokens are set: record() would take a reply's)
         self._unmatched = []
 
     def close(self) -> None:
@@ -182,7 +182,7 @@ class AgentGate:
         if reply is not None:
             step.thought = reply.message.text.strip() or None
             step.input_tokens, step.output_tokens = reply.input_tokens, reply.output_tokens
-        return self.run.record(step)
+        return self.run.recorder.add(step)
 
     def refuse(self, name: str, args: dict[str, Any] | None, why: str, call_id: str | None) -> str:
         """Record a call that was not run (it uses no turn) and return what the agent reads."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 from weakref import WeakKeyDictionary
 
@@ -72,7 +73,7 @@ def env_lock(env: Env) -> asyncio.Lock:
     return lock
 
 
-def tool_language(env: Env) -> str:
+def tool_language(env: Env | type[Env]) -> str:
     """The language of an env's action tool: its ``action_language`` (bash for CTF), bash for one
     there is no tool of."""
     return env.action_language if env.action_language in TOOL_LANGUAGES else "bash"
@@ -252,6 +253,27 @@ class SubmitTool(_EnvTool):
 
 
 _RUN_TOOLS: dict[str, type[_RunTool]] = {"bash": RunBashTool, "sql": RunSqlTool, "python": RunPythonTool}
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What a model is told of one of an env's tools: its name, description and arguments."""
+
+    name: str
+    description: str
+    args_schema: type[BaseModel]
+
+
+def tool_specs(env: Env | type[Env]) -> list[ToolSpec]:
+    """The tools :class:`EnvToolkit` gives an env (or an env class), as other frameworks declare them
+    (Inspect's tools, ATIF's tool definitions): the run tool, then ``submit``."""
+    run_tool = _RUN_TOOLS[tool_language(env)]
+    defaults = {name: field.default for name, field in run_tool.model_fields.items()}
+    submit_args = _answer_schema(env.answer_description) if env.submit_takes_argument else SubmitLastOutput
+    return [
+        ToolSpec(defaults["name"], defaults["description"], defaults["args_schema"]),
+        ToolSpec(SubmitTool.model_fields["name"].default, env.submit_description, submit_args),
+    ]
 
 
 class EnvToolkit(BaseToolkit):

@@ -87,3 +87,15 @@ def test_gold_report_counts_a_failing_gold_as_corrupt_and_only_real_failures_as_
     payload = report.to_json()
     assert payload["n_failed"] == 1 and payload["episodes_per_s"] == 2.0
     assert payload["failed"][0]["parts"]["iou"] == 0.5
+
+
+def test_gold_report_sorts_task_ids_of_different_depths() -> None:
+    from intercode_agents.runner.gold import classify
+
+    ids = ["ctf/mini/0", "ctf/10", "ctf/9", "ctf/mini/2"]
+    records = [
+        Trajectory(task_id=i, env="ctf", strategy=DIRECT, model="gold", reward=1.0, outcome="solved")
+        for i in ids
+    ]
+    report = classify("ctf", "intercode", records, wall_s=1.0, concurrency=1)
+    assert [r.task_id for r in report.solved] == ["ctf/9", "ctf/10", "ctf/mini/0", "ctf/mini/2"]

@@ -149,6 +149,13 @@ async def test_the_token_budget_stops_the_agent_with_its_own_outcome(tmp_path: P
     assert "1,800 of its 1,500 tokens" in (traj.error or "")
 
 
+async def test_each_step_keeps_the_tokens_of_the_reply_that_made_its_call(tmp_path: Path) -> None:
+    traj = await play(tmp_path, f"{FIXTURES}:looping", turns=3)
+    actions = [s for s in traj.steps if s.kind == "action"]
+    assert [(s.input_tokens, s.output_tokens) for s in actions] == [(400, 200)] * 3
+    assert sum(s.input_tokens + s.output_tokens for s in traj.steps) == traj.input_tokens + traj.output_tokens
+
+
 async def test_the_cost_budget_stops_the_agent_with_its_own_outcome(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
