@@ -177,6 +177,13 @@ def eval_cmd(
             show_default=False,
         ),
     ] = None,
+    atif: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write each episode as an ATIF-v1.7 trajectory into this folder as it finishes "
+            "(several models: one subfolder each). `export atif` writes a whole run's afterwards."
+        ),
+    ] = None,
 ) -> None:
     """Evaluate a strategy (or your own agent) and a model on an env's tasks; write records, a summary
     and a report.
@@ -202,6 +209,7 @@ def eval_cmd(
       intercode-agents eval bash -s try_again -m openai:gpt-4o-mini --tasks fs1 --execution paper
       intercode-agents eval sql -s guarded -m local --tasks mini --set critic=false --set max_vetoes=1
       intercode-agents eval bash -m gold --engines unix:///var/run/docker.sock,tcp://127.0.0.1:2376 -c 8
+      intercode-agents eval bash -s react -m local --tasks mini --atif runs/react-atif
     """
     from intercode_agents.models import parse_model_options
     from intercode_agents.runner.config import EpisodeBudgets, EvalConfig
@@ -283,14 +291,25 @@ def eval_cmd(
     argv = eval_argv(env, models, options)
     several = len(models) > 1
     dirs = list(model_dirs(models, run_dir).values()) if several else [run_dir]
+    hook = atif_writer(atif, several) if atif is not None else None
     try:
         if several:
-            results = run_interruptible(lambda: run_models(config, models, console=console))
+            results = run_interruptible(lambda: run_models(config, models, console=console, on_record=hook))
         else:
-            results = [run_interruptible(lambda: run_eval(config, console=console))]
+            results = [run_interruptible(lambda: run_eval(config, console=console, on_record=hook))]
     except Interrupted as stop:
         raise interrupted(stop.signame, dirs, [total] * len(dirs), argv, run_dir) from None
     _finish(results, run_dir, several, eval_argv(env, models, options | {"max_cost": None}))
+
+
+def atif_writer(folder: Path, several: bool) -> Any:
+    """``--atif``: write each record as an ATIF file once the runner has it on disk."""
+    from intercode_agents.integrations.atif.export import session_of, write_atif
+
+    def write(run_dir: Path, record: Any) -> None:
+        write_atif(record, folder / run_dir.name if several else folder, session_id=session_of(run_dir))
+
+    return write
 
 
 def _finish(results: list[Any], run_dir: Path, several: bool, argv: list[str]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from intercode_agents.cli import (  # noqa: F401 - imported for their commands
     data_cmds,
     eval_cmd,
+    export_cmds,
     image_cmds,
     mcp_cmds,
     model_cmds,

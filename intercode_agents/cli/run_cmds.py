@@ -187,7 +187,13 @@ def replay_cmd(
 @app.command("report")
 @friendly
 def report_cmd(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (several are compared).")],
+    run_dirs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Run directories (several are compared); Inspect logs and ATIF trajectories (or folders "
+            "of them) are read as runs too."
+        ),
+    ],
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="The .html file, or a folder for it.")
     ] = None,
@@ -197,10 +203,12 @@ def report_cmd(
     Examples:
       intercode-agents report runs/bash-react-local-20250101-120000
       intercode-agents report runs/react runs/try_again -o reports/compare.html
+      intercode-agents report runs/react logs/2026-06-20T10-00-00_intercode_abc.eval -o compare.html
     """
+    from intercode_agents.integrations.foreign_runs import runs_of
     from intercode_agents.report import write_report
 
-    html, markdown = write_report(run_dirs, out)
+    html, markdown = write_report([run for path in run_dirs for run in runs_of(path)], out)
     console.print(f"report:  {html}\nsummary: {markdown}", highlight=False)
 
 

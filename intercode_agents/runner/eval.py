@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -212,8 +213,16 @@ def _warn_ignored(console: Console, path: Path, ignored: list[IgnoredRecord]) ->
             console.print(f"  {item.describe()}", highlight=False, soft_wrap=True)
 
 
+#: Called with the run directory and each record as it is written (``eval --atif`` writes ATIF files so).
+RecordHook = Callable[[Path, Trajectory], None]
+
+
 async def run_eval(
-    config: EvalConfig, *, console: Console | None = None, progress_display: Progress | None = None
+    config: EvalConfig,
+    *,
+    console: Console | None = None,
+    progress_display: Progress | None = None,
+    on_record: RecordHook | None = None,
 ) -> EvalResult:
     """Run (or resume) an evaluation and write ``run.json``, ``trajectories.jsonl`` and ``summary.json``.
 
@@ -222,7 +231,8 @@ async def run_eval(
     process on the same ``out_dir`` raises :class:`~intercode_agents.runner.run_lock.RunDirectoryBusy`.
     With several engines each episode is placed on the engine with the most free capacity, and an
     episode whose engine died is an env error, played again on the others. ``console`` and
-    ``progress_display`` only change how the run is shown.
+    ``progress_display`` only change how the run is shown; ``on_record`` is given each new record once
+    it is on disk (a failure there stops the run; the records written stay).
     """
     policy = RetryPolicy.from_option(config.retry_errors, wait_s=config.retry_wait_s)
     spec = load_spec(config.env)  # a user's env YAML path: the run and its records use the env's name
@@ -269,6 +279,7 @@ async def run_eval(
     ids = await image_ids(tasks, execution=config.execution, engines=engine_set)
     session = _Session(out, settings, plan, tasks, player, policy, budget, ids, engine_set)
     session.max_cost_usd, session.progress_display = config.max_cost_usd, progress_display
+    session.on_record = on_record
     await load_local_model(chat)
     with RunLock(out) as lock:
         return await session.run(
@@ -295,6 +306,7 @@ class _Session:
     engines: EngineSet
     max_cost_usd: float | None = None  # of the whole run, all sessions
     progress_display: Progress | None = None  # a display shared with other runs (several models)
+    on_record: RecordHook | None = None  # told of each record once it is written
 
     async def run(
         self, lock: RunLock, *, resume: bool, replay_errors: bool, progress: bool, console: Console | None
@@ -328,6 +340,8 @@ class _Session:
 
             def on_done(traj: Trajectory) -> None:
                 writer.write(traj)
+                if self.on_record is not None:
+                    self.on_record(out, traj)
                 new.append(traj)
                 spend.add(traj)
                 bar.advance(traj)

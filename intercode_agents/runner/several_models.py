@@ -18,7 +18,7 @@ from rich.console import Console
 
 from intercode_agents.errors import ConfigError, IntercodeError
 from intercode_agents.runner.config import EvalConfig
-from intercode_agents.runner.eval import EvalResult, run_eval
+from intercode_agents.runner.eval import EvalResult, RecordHook, run_eval
 from intercode_agents.runner.progress import new_display
 
 
@@ -44,9 +44,14 @@ def model_dirs(models: list[str], out_dir: Path) -> dict[str, Path]:
 
 
 async def run_models(
-    config: EvalConfig, models: list[str], *, console: Console | None = None
+    config: EvalConfig,
+    models: list[str],
+    *,
+    console: Console | None = None,
+    on_record: RecordHook | None = None,
 ) -> list[EvalResult]:
-    """Run ``config`` once per model, concurrently, each into ``config.out_dir / <model>``."""
+    """Run ``config`` once per model, concurrently, each into ``config.out_dir / <model>``
+    (``on_record`` as for :func:`~.eval.run_eval`)."""
     if config.out_dir is None:
         raise ConfigError("several models need the comparison's directory: pass --out DIR")
     dirs = model_dirs(models, config.out_dir)
@@ -61,6 +66,7 @@ async def run_models(
                         replace(config, model=spec, out_dir=dirs[spec]),
                         console=console,
                         progress_display=display,
+                        on_record=on_record,
                     )
                 )
                 for spec in models

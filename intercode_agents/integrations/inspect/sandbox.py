@@ -8,8 +8,8 @@ names its task by id in its metadata (``task_id``), never by content: the gold a
 up here, so neither Inspect's log nor this provider's arguments ever carry them.
 
 Other Inspect tasks may use the provider for a sandbox of one of our kinds: ``sandbox=("intercode",
-"bash")`` (an env name, or the path of an env YAML) gives every sample without a ``task_id`` a live
-sandbox of that env's default image, with the same limits and isolation (no network, memory, pids,
+"bash")`` (an env name, or the path of an env YAML; :func:`intercode_sandbox` for the other options)
+gives every sample without a ``task_id`` a live sandbox of that env's default image, with the same limits and isolation (no network, memory, pids,
 disk and CPU caps, dropped capabilities), removed when the sample ends.
 
 Envs are kept per task and event loop and reused by the next sample (as the runner's workers reuse
@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from pathlib import Path
 from typing import Any, Literal, overload
 
 from inspect_ai.util import (
     ExecResult,
     SandboxEnvironment,
     SandboxEnvironmentConfigType,
+    SandboxEnvironmentSpec,
     SandboxUnavailableError,
     sandboxenv,
 )
@@ -39,6 +41,7 @@ from intercode_agents.envs.pooled_env import PooledEnv
 from intercode_agents.integrations.inspect import sandbox_io
 from intercode_agents.integrations.inspect.episode import SampleEpisode
 from intercode_agents.sandbox import Sandbox, cleanup_containers
+from intercode_agents.spec import ENVS
 
 PROVIDER = "intercode"
 # Samples at once unless --max-sandboxes says otherwise (each may hold 2-3 containers).
@@ -74,10 +77,28 @@ def read_config(config: SandboxEnvironmentConfigType | None) -> IntercodeSandbox
     if config is None:
         return IntercodeSandboxConfig()
     if isinstance(config, str):
-        return IntercodeSandboxConfig(env=config)
+        return IntercodeSandboxConfig(env=_env_of(config))
     if isinstance(config, BaseModel):
         return IntercodeSandboxConfig.model_validate(config.model_dump())
     return IntercodeSandboxConfig.model_validate(config)
+
+
+def _env_of(text: str) -> str:
+    """The env a string config names: Inspect takes every string config for a file and makes a relative
+    one a path under the task's folder, so ``("intercode", "sql")`` arrives as ``/that/folder/sql``: a
+    path that is no file but ends in an env's name is that env; an existing file is an env YAML."""
+    path = Path(text)
+    if path.is_file() or text in ENVS:
+        return text
+    if path.name in ENVS and not path.exists():
+        return path.name
+    return text  # (load_spec says what is wrong with it)
+
+
+def intercode_sandbox(env: str = "bash", **options: Any) -> SandboxEnvironmentSpec:
+    """The sandbox spec another Inspect task gives for one of our sandboxes: ``sandbox=intercode_sandbox(
+    "python")`` (the options are :class:`IntercodeSandboxConfig`'s)."""
+    return SandboxEnvironmentSpec(PROVIDER, IntercodeSandboxConfig(env=env, **options))
 
 
 # Idle envs by event loop and (task, config): a sample takes one (or makes one), gives it back at its end.

@@ -25,11 +25,9 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import store
 
 from intercode_agents.integrations.inspect.episode import AgentSettings
+from intercode_agents.integrations.inspect.log_import import RECORD_KEY
 from intercode_agents.integrations.inspect.tools import FOREIGN_AGENT, current_episode
 from intercode_agents.trajectory import Trajectory
-
-#: Where the sample's store keeps our record of the episode (a Trajectory as JSON).
-RECORD_KEY = "intercode_agents/trajectory"
 
 
 def _scored(scores: list[SampleScore]) -> list[dict[str, Any]]:

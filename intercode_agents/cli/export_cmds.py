@@ -1,0 +1,38 @@
+"""``export atif`` and ``export harbor``: our runs and tasks in other frameworks' formats."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from intercode_agents.cli.app import app, console, friendly
+
+export_app = typer.Typer(
+    help="Write our runs and tasks in other frameworks' formats (ATIF trajectories, Harbor task folders).",
+    no_args_is_help=True,
+)
+app.add_typer(export_app, name="export")
+
+
+@export_app.command("atif")
+@friendly
+def export_atif(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory (its counted records are written).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The folder for the ATIF files.")],
+) -> None:
+    """Write one ATIF-v1.7 trajectory (JSON) per episode of a run.
+
+    Each file holds the question, every step (the model's text, its tool call, the observation, its
+    tokens), the token and cost totals, and in final_metrics.extra the reward, its parts, the reward
+    mode and the outcome; `intercode-agents view` reads them back. docs/INTEROP.md says what maps to
+    what.
+
+    Examples:
+      intercode-agents export atif runs/bash-react-local-20260101-120000 --out atif/react
+    """
+    from intercode_agents.integrations.atif.export import export_run
+
+    written = export_run(run_dir, out)
+    console.print(f"wrote {len(written)} ATIF trajectories (ATIF-v1.7) into {out}", highlight=False)
