@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from intercode_agents.datasets import Task
+from intercode_agents.datasets.gold_caveats import corrupt_reason
 from intercode_agents.datasets.sources import TaskSource
 from intercode_agents.envs.base import ActionResult, TaskDetails
 from intercode_agents.envs.bash_fact_store import fact_store
@@ -159,6 +160,9 @@ class BashEnv(PooledEnv):
     async def _score(self, submission: str) -> RewardResult:
         task = self._require_task()
         assert self.sandbox is not None
+        if reason := corrupt_reason(task.id):  # a declared caveat: the gold cannot do here what it did
+            parts: dict[str, Any] = {"corrupt": True, "corrupt_reason": reason}
+            return RewardResult(0.0, parts, corrupt=True, note=f"the task cannot be scored here: {reason}")
         facts = await self._facts(task)
         if facts is None:
             return await self._score_with_live_gold(task, submission)
