@@ -79,7 +79,10 @@ CAVEATS: dict[str, GoldCaveat] = {
     "bash/test/20": _c("clock", "paper", "find -mtime -1: the files' ages at the episode"),
     # -- the host
     "bash/fs4/4": _c(
-        "host", "paper", "env prints HOSTNAME, which differed between the original's two containers"
+        "host",
+        "unlike",
+        "env lists the variables of the original's image (script, file_system_version) and each container's "
+        "own host name, which differed between the agent's and the gold's",
     ),
     "bash/fs4/21": _c(
         "tool", "corrupt", "cal -h: Debian's cal has no -h and prints its usage (Ubuntu's had)"
@@ -90,6 +93,15 @@ CAVEATS: dict[str, GoldCaveat] = {
     "bash/fs2/36": _c("disk", "volatile", "df prints the space the disk has left now"),
     "bash/fs3/44": _c("disk", "volatile", "df prints the disk's current usage"),
     "bash/fs3/50": _c("disk", "volatile", "df prints the disk's current use in percent"),
+    **{
+        task_id: _c(
+            "disk",
+            "unlike",
+            "du of folders: disk figures that in the original followed what earlier episodes did in its "
+            "reused containers (its gold container counted /workspace as 100K where a fresh one counts 96K)",
+        )
+        for task_id in ("bash/fs3/14", "bash/fs3/16", "bash/fs3/34", "bash/fs3/49", "bash/test/10")
+    },
     "bash/fs1/30": _c(
         "host",
         "volatile",

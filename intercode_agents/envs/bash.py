@@ -9,7 +9,9 @@ outputs (see
 per process (:mod:`intercode_agents.envs.bash_facts`). A score below 1 is checked against a fresh
 gold run in a sandbox of its own (as the original ran the gold at every submit), so a gold whose
 output drifts (a date, a disk usage figure) never costs the agent; a gold too large to cache always
-runs fresh.
+runs fresh. A task whose gold cannot do here what it did in the original (it downloads or resolves
+names, and the sandboxes have no network: :mod:`intercode_agents.datasets.gold_caveats`) is scored
+corrupt, in both reward modes, without running its gold.
 """
 
 from __future__ import annotations

@@ -8,6 +8,13 @@ scored every command it ran (Python: each ``def``; CTF: each ``submit FLAG``), R
 Plan & Solve every plan step that held code. A submit before any command scores the question itself,
 which is what the original's env held as its last output then.
 
+One quirk belongs to a version of the original's Bash env rather than to its loops: it compared the
+agent's output with the gold's cut to the agent's length (``gold[-len(agent):]``, the whole when the
+agent printed nothing). The paper's gpt-3.5 fs_1 and fs_3 runs were scored so (their logged gold
+outputs are such tails); the fs_4 run was not. Which rule a Bash log was scored by is read from its
+own rewards: where the two rules give a turn different rewards, the rule the logged rewards follow
+(by a clear majority) is applied to every turn of the file, and the report says so.
+
 A task counts as solved when some scored turn reached reward 1, as in the paper's tables. What is
 compared is the same set of episodes on both sides: entries whose query differs from the pinned data
 (``--strict-queries`` refuses the file instead), tasks that cannot run here, tasks the env finds
@@ -34,6 +41,7 @@ from intercode_agents.envs import REWARD_MODES, Env
 from intercode_agents.envs.base import parse_submit
 from intercode_agents.envs.registry import env_class
 from intercode_agents.errors import ConfigError, UnknownTask
+from intercode_agents.rewards.bash import PART_WEIGHT, answer_similarity
 from intercode_agents.runner.direct import DIRECT
 from intercode_agents.runner.paper_log import (
     FULL,
@@ -70,6 +78,7 @@ class TurnScore:
     our_observation: str | None
     parts: dict[str, Any] = field(default_factory=dict)
     cut_at: int | None = None  # the log holds the observation's first cut_at characters only (ReAct)
+    submitted: str | None = None  # the answer our scoring compared (Bash, SQL: the last output)
 
     @property
     def difference(self) -> float:
@@ -96,6 +105,7 @@ class EpisodeScore:
     turns: list[TurnScore]
     error: str | None = None
     corrupt: str | None = None  # why the env could not score the task (its gold cannot run here)
+    gold_output: str | None = None  # the gold's output here (Bash: to score as a cutting harness did)
 
     @property
     def logged_solved(self) -> bool:
@@ -118,6 +128,7 @@ class FileReport:
     left_out: list[LeftOut]  # entries left out before the replay, and corrupt episodes
     wall_s: float
     entries: int = 0  # the entries of the file (or of its first --limit)
+    quirks: list[str] = field(default_factory=list)  # scoring quirks of the log's harness, reproduced
 
     @property
     def episodes(self) -> list[EpisodeScore]:
@@ -181,6 +192,7 @@ class FileReport:
             "disagreeing_turns": len(self.disagreements()),
             "worst_disagreements": [_disagreement_json(e, t) for e, t in self.disagreements()[:worst]],
             "errors": [{"task_id": e.task_id, "error": e.error} for e in self.errors],
+            "quirks": self.quirks,
             "wall_s": round(self.wall_s, 2),
         }
 
@@ -204,8 +216,47 @@ def _disagreement_json(episode: EpisodeScore, turn: TurnScore) -> dict[str, Any]
         action=_short(turn.action),
         logged_observation=_short(turn.logged_observation),
         our_observation=_short(turn.our_observation),
+        submitted=_short(turn.submitted),
     )
     return data
+
+
+def gold_cut_reward(turn: TurnScore, gold_output: str) -> float | None:
+    """The turn's reward had its answer been compared with the gold's output cut to the answer's length,
+    as one version of the original's Bash env did; None for a turn without a Bash answer part."""
+    if turn.ours is None or turn.submitted is None or "answer" not in turn.parts:
+        return None
+    tail = gold_output[-len(turn.submitted) :]  # as Python slices it: all of it for an empty answer
+    answer = round(PART_WEIGHT * answer_similarity(turn.submitted, tail), 2)
+    return round(turn.ours - float(turn.parts["answer"]) + answer, 2)
+
+
+def reproduce_gold_cut(episodes: Sequence[EpisodeScore]) -> str | None:
+    """Score every turn as a cutting harness did when the logged rewards show it did (see the module
+    docstring), and say why; None when they do not."""
+    cut_agrees = whole_agrees = 0
+    for episode in episodes:
+        for turn in episode.turns:
+            cut = gold_cut_reward(turn, episode.gold_output) if episode.gold_output is not None else None
+            if cut is None or turn.ours is None or abs(cut - turn.ours) <= AGREE:
+                continue
+            cut_agrees += abs(cut - turn.logged) <= AGREE
+            whole_agrees += abs(turn.ours - turn.logged) <= AGREE
+    if cut_agrees < 3 or cut_agrees <= 2 * whole_agrees:
+        return None
+    for episode in episodes:
+        for turn in episode.turns:
+            cut = gold_cut_reward(turn, episode.gold_output) if episode.gold_output is not None else None
+            if cut is not None and turn.ours is not None and abs(cut - turn.ours) > AGREE:
+                turn.parts["whole_gold_reward"], turn.ours = turn.ours, cut
+        rewards = [t.ours for t in episode.turns if t.ours is not None]
+        if episode.ours_max is not None:
+            episode.ours_max = max(rewards, default=0.0)
+    return (
+        "scored as the log's harness did, with the gold's output cut to the length of the agent's: the "
+        f"logged rewards follow that rule on {cut_agrees} of the turns the two rules score apart, the "
+        f"whole output on {whole_agrees}"
+    )
 
 
 @dataclass
@@ -214,6 +265,7 @@ class LogPlayer:
 
     logged: dict[str, LoggedEpisode]
     shape: Shape = "try_again"
+    gold_outputs: bool = False  # run each task's gold once more, for its output (Bash)
     strategy: str = DIRECT
     model: str = "rescore"
     scores: dict[str, EpisodeScore] = field(default_factory=dict)
@@ -234,6 +286,9 @@ class LogPlayer:
         score = EpisodeScore(task.id, episode.key, episode.max_reward, None, [])
         try:
             await self._replay(env, task, episode, score, traj)
+            if self.gold_outputs and score.corrupt is None:
+                await env.reset(task=task)  # a fresh sandbox, where the gold runs as an action would
+                score.gold_output, *_ = await env.step(task.gold)
         except (ConfigError, UnknownTask):
             raise
         except Exception as exc:  # an env failure ends this episode only
@@ -261,10 +316,12 @@ class LogPlayer:
             ran = ran or turn.command is not None
             ours: float | None = None
             parts: dict[str, Any] = {}
+            submitted: str | None = None
             if turn.scored:
                 submission = turn.submission
                 if submission is None and not ran and not env.submit_takes_argument:
                     submission = task.query  # the original's env held the question as its last output
+                submitted = env.last_observation if submission is None else submission
                 result = await env.evaluate(submission)
                 if result.corrupt:
                     score.corrupt = result.note or "the env cannot run this task's gold"
@@ -275,7 +332,9 @@ class LogPlayer:
             logged = max(turn.reward, 0.0) if env.name == "ctf" else turn.reward  # -1: a wrong flag
             cut = REACT_SHOWN if self.shape == "react" else None
             score.turns.append(
-                TurnScore(number, turn.action, logged, ours, turn.observation, observation, parts, cut)
+                TurnScore(
+                    number, turn.action, logged, ours, turn.observation, observation, parts, cut, submitted
+                )
             )
 
     async def _run(self, env: Env, number: int, turn: LoggedTurn, traj: Trajectory) -> str:
@@ -344,7 +403,8 @@ async def rescore_file(
                 LeftOut(episode.key, task.id, caveat.treatment, f"{caveat.cause}: {caveat.reason}")
             )
     tasks = [task for task, _ in pairs]
-    player = LogPlayer({task.id: ep for task, ep in pairs}, log.shape)
+    by_cutting = log.env == "bash" and reward == "intercode"  # the quirk is of the intercode maths
+    player = LogPlayer({task.id: ep for task, ep in pairs}, log.shape, gold_outputs=by_cutting)
     started = time.perf_counter()
     if tasks:
         ids = await image_ids(tasks, execution=execution)
@@ -363,6 +423,7 @@ async def rescore_file(
                 on_done=bar.advance,
             )
     replayed = [player.scores[task.id] for task in tasks]
+    quirk = reproduce_gold_cut([e for e in replayed if e.corrupt is None]) if by_cutting else None
     for score in replayed:
         if score.corrupt is not None:
             left_out.append(LeftOut(score.key, score.task_id, "corrupt", score.corrupt))
@@ -379,4 +440,5 @@ async def rescore_file(
         left_out,
         time.perf_counter() - started,
         entries=len(log.episodes),
+        quirks=[quirk] if quirk else [],
     )

@@ -142,6 +142,8 @@ def rescore_view(reports: Sequence[FileReport], worst: int = 10) -> Group:
                 plain(f"#{number} {r.path}: gained {_ids(r.gained)}; lost {_ids(r.lost)} ({r.wall_s:.1f} s)")
             )
         )
+        for quirk in r.quirks:
+            parts.append(Text(plain(f"  {quirk}"), style="cyan"))
         for out in r.left_out:
             who = out.task_id or f"entry {out.key}"
             parts.append(Text(plain(f"  left out {who} ({out.kind}): {out.reason}"), style="yellow"))
