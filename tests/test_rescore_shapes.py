@@ -181,3 +181,21 @@ def test_rescore_leaves_the_network_task_out_of_both_sides(tmp_path: Path) -> No
     [out] = report["left_out"]
     assert (out["task_id"], out["kind"]) == ("bash/fs2/49", "corrupt")
     assert out["reason"].startswith("network: downloads http://example.com/textfile.txt")
+
+
+FS1_TRY_AGAIN = RESULTS / "bash/gpt-3.5/ic_bash_multiturn_gpt-3.5_10_turns_fs_1.json"
+FS4_TRY_AGAIN = RESULTS / "bash/gpt-3.5/ic_bash_multiturn_gpt-3.5_10_turns_fs_4.json"
+
+
+@needs_logs
+async def test_the_harness_that_cut_the_gold_output_is_recognised_by_its_rewards(tmp_path: Path) -> None:
+    # The fs_1 run compared each answer with the tail of the gold's output, as long as the answer:
+    # fs1/24's right md5 scored 0.67 there, and fs1/29's empty line matched a gold of "0\n".
+    cut = await _rescore(_slice(FS1_TRY_AGAIN, ["1", "24", "29", "32", "35"], tmp_path), execution="paper")
+    [quirk] = cut.quirks
+    assert "cut to the length of the agent's" in quirk
+    _agrees(cut)
+    reproduced = [t for e in cut.episodes for t in e.turns if "whole_gold_reward" in t.parts]
+    assert len(reproduced) >= 3  # turns whose reward the cut changed, each now the logged one
+    whole = await _rescore(_slice(FS4_TRY_AGAIN, ["2", "6", "13", "14"], tmp_path), execution="paper")
+    assert whole.quirks == []  # the fs_4 run compared whole outputs
