@@ -234,24 +234,22 @@ def gold_cut_reward(turn: TurnScore, gold_output: str) -> float | None:
 def reproduce_gold_cut(episodes: Sequence[EpisodeScore]) -> str | None:
     """Score every turn as a cutting harness did when the logged rewards show it did (see the module
     docstring), and say why; None when they do not."""
-    cut_agrees = whole_agrees = 0
-    for episode in episodes:
-        for turn in episode.turns:
-            cut = gold_cut_reward(turn, episode.gold_output) if episode.gold_output is not None else None
-            if cut is None or turn.ours is None or abs(cut - turn.ours) <= AGREE:
-                continue
-            cut_agrees += abs(cut - turn.logged) <= AGREE
-            whole_agrees += abs(turn.ours - turn.logged) <= AGREE
+    apart = [  # the turns the two rules score apart, with the cutting rule's reward
+        (episode, turn, cut)
+        for episode in episodes
+        if episode.gold_output is not None
+        for turn in episode.turns
+        if (cut := gold_cut_reward(turn, episode.gold_output)) is not None
+        and abs(cut - (turn.ours or 0.0)) > AGREE
+    ]
+    cut_agrees = sum(abs(cut - turn.logged) <= AGREE for _, turn, cut in apart)
+    whole_agrees = sum(abs((turn.ours or 0.0) - turn.logged) <= AGREE for _, turn, _ in apart)
     if cut_agrees < 3 or cut_agrees <= 2 * whole_agrees:
         return None
-    for episode in episodes:
-        for turn in episode.turns:
-            cut = gold_cut_reward(turn, episode.gold_output) if episode.gold_output is not None else None
-            if cut is not None and turn.ours is not None and abs(cut - turn.ours) > AGREE:
-                turn.parts["whole_gold_reward"], turn.ours = turn.ours, cut
-        rewards = [t.ours for t in episode.turns if t.ours is not None]
-        if episode.ours_max is not None:
-            episode.ours_max = max(rewards, default=0.0)
+    for _, turn, cut in apart:
+        turn.parts["whole_gold_reward"], turn.ours = turn.ours, cut
+    for episode in {id(e): e for e, _, _ in apart}.values():
+        episode.ours_max = max(t.ours for t in episode.turns if t.ours is not None)
     return (
         "scored as the log's harness did, with the gold's output cut to the length of the agent's: the "
         f"logged rewards follow that rule on {cut_agrees} of the turns the two rules score apart, the "
