@@ -105,4 +105,6 @@ async def test_in_paper_execution_every_gold_scores_one_but_the_declared(
     report = classify("bash", "intercode", result.records, result.wall_s, 4)
     assert report.total == 224
     assert {r.task_id for r in report.failed} <= ids_with("volatile", prefix="bash/"), report.failed
-    assert {r.task_id for r in report.corrupt} == ids_with("corrupt", prefix="bash/"), report.corrupt
+    assert {r.task_id for r in report.corrupt} == ids_with("corrupt", "defect", prefix="bash/"), (
+        report.corrupt
+    )

@@ -6,9 +6,9 @@ agent differently here than in the original, or differently from one run to the 
 is listed once, here, with what it depends on and how this project treats it:
 
 - ``corrupt``: the gold cannot do here what it did there (it downloads, resolves or pings, and the
-  sandboxes have no network; it prints the time to the second; a tool here lacks the option it uses;
-  it never finishes). The env scores the task as corrupt in every execution and reward mode, without
-  running the gold: unscored, never a free win nor a free loss.
+  sandboxes have no network; it prints the time to the second; a tool here lacks the option it uses).
+  The env scores the task as corrupt in every execution and reward mode, without running the gold:
+  unscored, never a free win nor a free loss.
 - ``paper``: what it depends on is reproduced by paper execution (the files' ages as seen from the
   episode's clock, the host names of the original's two containers:
   :mod:`intercode_agents.envs.paper_execution`). Elsewhere it drifts with the images' age or differs
@@ -18,8 +18,8 @@ is listed once, here, with what it depends on and how this project treats it:
 - ``unlike``: stable here, but the original's outcome depended on what no sandbox can reproduce (the
   order in which its reused containers listed a folder, what earlier gold runs left, its process
   tree). A re-score leaves it out; an evaluation scores it as usual.
-- ``defect``: the gold is broken in the data itself (Spider's syntax errors); the env finds that on
-  its own and reports the task corrupt.
+- ``defect``: the gold is broken in the data itself (Spider's syntax errors, a Bash gold that never
+  finishes); the env finds that on its own and reports the task corrupt.
 
 Re-scores (``intercode-agents rescore``) leave the listed tasks out of both sides of the comparison
 and print them with their reason; the gold replay test (``tests/test_gold_replay.py``) allows exactly
@@ -131,7 +131,7 @@ CAVEATS: dict[str, GoldCaveat] = {
     ),
     # -- golds that fail by themselves
     "bash/fs1/55": _c(
-        "data", "corrupt", "`grep -r Hello *` from / reads /dev/zero forever and never finishes"
+        "data", "defect", "`grep -r Hello *` from / reads /dev/zero forever and never finishes"
     ),
     **{
         f"sql/spider/{n}": _c("data", "defect", "the Spider gold SQL has a syntax error")

@@ -219,7 +219,8 @@ def _entries(raw: Any, path: Path) -> tuple[dict[str, Any], dict[str, Any], Shap
             f"{path}: expected an InterCode trajectory file (an object keyed by task index), got {kind}"
         )
     meta: dict[str, Any] = {}
-    if "logs" in raw and "meta" in raw:
+    wrapped = "logs" in raw and "meta" in raw
+    if wrapped:
         if (
             set(raw) != {"meta", "logs"}
             or not isinstance(raw["logs"], dict)
@@ -242,7 +243,7 @@ def _entries(raw: Any, path: Path) -> tuple[dict[str, Any], dict[str, Any], Shap
         found = ", ".join(f"{SHAPE_NAMES[s]} (entry {k!r})" for s, k in shapes.items())
         raise BadLog(f"{path}: its entries are of different loops: {found}")
     shape = next(iter(shapes))
-    if meta and shape != "plan_solve":
+    if wrapped and shape != "plan_solve":
         raise BadLog(f"{path}: a meta/logs file is Plan & Solve's, but its turns have no steps")
     return raw, meta, shape
 
