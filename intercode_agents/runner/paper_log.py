@@ -173,12 +173,13 @@ def _target(entry: dict[str, Any], override: str | None, where: str) -> tuple[st
             split = DEFAULT_SPLIT[env]
         return env, split
     environment = entry.get("environment")
-    env = ENVIRONMENTS.get(environment) if isinstance(environment, str) else None
-    if env is None:
+    found = ENVIRONMENTS.get(environment) if isinstance(environment, str) else None
+    if found is None:
         raise BadLog(
             f"{where}: cannot tell the env from environment={environment!r} "
             f"(expected one of {', '.join(ENVIRONMENTS)}); pass --env"
         )
+    env = found
     dataset = str(entry.get("dataset") or "")
     if env == "bash":
         fs = _BASH_DATASET.search(dataset)
