@@ -95,7 +95,12 @@ CAVEATS: dict[str, GoldCaveat] = {
         "tool", "corrupt", "cal -h: Debian's cal has no -h and prints its usage (Ubuntu's had)"
     ),
     "bash/fs1/46": _c("host", "unlike", "find /var/log -mtime +1: the ages of the original image's own logs"),
-    "bash/fs4/5": _c("host", "unlike", "pstree -a: the original's container ran bash as PID 1, ours an init"),
+    "bash/fs4/5": _c(
+        "host",
+        "volatile",
+        "pstree -a prints the process tree, which here follows how the command was started (an action, "
+        "a gold run) and which in the original had bash as PID 1",
+    ),
     "bash/fs4/25": _c("load", "volatile", "prints the host's load average"),
     "bash/fs2/36": _c("disk", "volatile", "df prints the space the disk has left now"),
     "bash/fs3/44": _c("disk", "volatile", "df prints the disk's current usage"),
