@@ -74,6 +74,7 @@ def test_the_declarations_name_real_tasks_and_say_why() -> None:
     assert left_out_of_rescore("bash/fs2/18", "paper") is None  # the paper clock reproduces it
     assert left_out_of_rescore("bash/fs2/18", "session") is not None
     assert left_out_of_rescore("bash/fs2/48", "paper") is not None  # the original's folder order
+    assert left_out_of_rescore("bash/fs1/55", "session") and not left_out_of_rescore("bash/fs1/55", "paper")
 
 
 @pytest.mark.parametrize("reward", ["intercode", "strict"])
@@ -105,6 +106,5 @@ async def test_in_paper_execution_every_gold_scores_one_but_the_declared(
     report = classify("bash", "intercode", result.records, result.wall_s, 4)
     assert report.total == 224
     assert {r.task_id for r in report.failed} <= ids_with("volatile", prefix="bash/"), report.failed
-    assert {r.task_id for r in report.corrupt} == ids_with("corrupt", "defect", prefix="bash/"), (
-        report.corrupt
-    )
+    corrupt = ids_with("corrupt", "defect", prefix="bash/", execution="paper")
+    assert {r.task_id for r in report.corrupt} == corrupt, report.corrupt

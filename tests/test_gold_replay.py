@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 # run here (the network, a tool's option) or are broken (never finish), and are reported corrupt, never a
 # free win.
 BASH_VOLATILE = ids_with("volatile", prefix="bash/")
-BASH_CORRUPT = ids_with("corrupt", "defect", prefix="bash/")
+BASH_CORRUPT = ids_with("corrupt", "defect", prefix="bash/", execution="session")
 SPIDER_CORRUPT = ids_with("defect", prefix="sql/spider/")
 
 

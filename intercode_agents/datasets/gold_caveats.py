@@ -19,17 +19,20 @@ is listed once, here, with what it depends on and how this project treats it:
   order in which its reused containers listed a folder, what earlier gold runs left, its process
   tree). A re-score leaves it out; an evaluation scores it as usual.
 - ``defect``: the gold is broken in the data itself (Spider's syntax errors, a Bash gold that never
-  finishes); the env finds that on its own and reports the task corrupt.
+  finishes as written); the env finds that on its own and reports the task corrupt.
+
+A caveat may hold in one execution only (``executions``): fs1/55's gold never finishes as written, but
+ends at once as the original ran it.
 
 Re-scores (``intercode-agents rescore``) leave the listed tasks out of both sides of the comparison
 and print them with their reason; the gold replay test (``tests/test_gold_replay.py``) allows exactly
 the failures and corrupt tasks listed here.
 
 How the list was made: every Bash gold was read for what it consults besides its task's files (time
-tests of ``find``, ``date``, ``cal``, host names, ``env``, process lists, ``w``, ``df``, network tools,
-archive listings), and each one was run twice in fresh sandboxes, with paper execution on two
-different clocks, and its output and changes compared (``tests/test_gold_caveats.py`` keeps both
-checks).
+tests of ``find``, ``date``, ``cal``, host names, ``env``, process lists, ``w``, ``df`` and ``du``,
+network tools, archive listings), every gold was replayed in fresh sandboxes in both executions, and
+the paper logs' outputs were compared with ours. ``tests/test_gold_caveats.py`` and
+``tests/test_gold_replay.py`` keep the list complete and true.
 """
 
 from __future__ import annotations
@@ -41,15 +44,21 @@ Treatment = Literal["corrupt", "paper", "volatile", "unlike", "defect"]
 Cause = Literal["network", "clock", "host", "load", "disk", "race", "history", "tool", "data"]
 
 
+EXECUTIONS = ("session", "paper")
+
+
 @dataclass(frozen=True)
 class GoldCaveat:
     cause: Cause
     treatment: Treatment
     reason: str
+    executions: tuple[str, ...] = EXECUTIONS  # where it holds
 
 
-def _c(cause: Cause, treatment: Treatment, reason: str) -> GoldCaveat:
-    return GoldCaveat(cause, treatment, reason)
+def _c(
+    cause: Cause, treatment: Treatment, reason: str, executions: tuple[str, ...] = EXECUTIONS
+) -> GoldCaveat:
+    return GoldCaveat(cause, treatment, reason, executions)
 
 
 CAVEATS: dict[str, GoldCaveat] = {
@@ -136,7 +145,11 @@ CAVEATS: dict[str, GoldCaveat] = {
     ),
     # -- golds that fail by themselves
     "bash/fs1/55": _c(
-        "data", "defect", "`grep -r Hello *` from / reads /dev/zero forever and never finishes"
+        "data",
+        "defect",
+        "`grep -r Hello *` from / reads /dev/zero forever and never finishes (as the original ran it, its "
+        "quotes split, its awk fails at once and the grep stops at its first match)",
+        ("session",),
     ),
     **{
         f"sql/spider/{n}": _c("data", "defect", "the Spider gold SQL has a syntax error")
@@ -159,11 +172,17 @@ def corrupt_reason(task_id: str) -> str | None:
 def left_out_of_rescore(task_id: str, execution: str) -> GoldCaveat | None:
     """The caveat that keeps a task out of a re-score's comparison in ``execution``, or None."""
     found = CAVEATS.get(task_id)
-    if found is None or (found.treatment == "paper" and execution == "paper"):
+    if found is None or execution not in found.executions:
+        return None
+    if found.treatment == "paper" and execution == "paper":
         return None
     return found
 
 
-def ids_with(*treatments: Treatment, prefix: str = "") -> set[str]:
-    """The task ids (starting with ``prefix``) whose caveat has one of ``treatments``."""
-    return {t for t, c in CAVEATS.items() if c.treatment in treatments and t.startswith(prefix)}
+def ids_with(*treatments: Treatment, prefix: str = "", execution: str | None = None) -> set[str]:
+    """The task ids (starting with ``prefix``) whose caveat has one of ``treatments`` (in ``execution``)."""
+    return {
+        t
+        for t, c in CAVEATS.items()
+        if c.treatment in treatments and t.startswith(prefix) and execution in (None, *c.executions)
+    }
