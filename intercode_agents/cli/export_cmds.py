@@ -36,3 +36,30 @@ def export_atif(
 
     written = export_run(run_dir, out)
     console.print(f"wrote {len(written)} ATIF trajectories (ATIF-v1.7) into {out}", highlight=False)
+
+
+@export_app.command("harbor")
+@friendly
+def export_harbor(
+    tasks: Annotated[
+        str, typer.Option("--tasks", "-t", help="The tasks: a selector (ctf/mini/*, ctf/picoctf, ...).")
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The folder for the task folders.")],
+    reward: Annotated[
+        str, typer.Option(help="The reward mode the tests score with (intercode, strict).")
+    ] = "intercode",
+    env: Annotated[
+        str | None, typer.Option(help="The env, when the selector does not start with it.")
+    ] = None,
+) -> None:
+    """Write one Harbor task folder per task (Harbor's task format, schema 1.3): task.toml,
+    instruction.md, environment/ (the sandbox's Dockerfile), tests/ (a separate verifier with our
+    reward code) and solution/solve.sh (the gold), plus a README saying what carries over.
+
+    Examples:
+      intercode-agents export harbor --tasks 'ctf/mini/*' --out harbor/intercode-ctf
+    """
+    from intercode_agents.integrations.harbor.export import export_tasks
+
+    folders = export_tasks(tasks, out, env=env, mode=reward)
+    console.print(f"wrote {len(folders)} Harbor task folders (schema 1.3) into {out}", highlight=False)

@@ -9,8 +9,9 @@ up here, so neither Inspect's log nor this provider's arguments ever carry them.
 
 Other Inspect tasks may use the provider for a sandbox of one of our kinds: ``sandbox=("intercode",
 "bash")`` (an env name, or the path of an env YAML; :func:`intercode_sandbox` for the other options)
-gives every sample without a ``task_id`` a live sandbox of that env's default image, with the same limits and isolation (no network, memory, pids,
-disk and CPU caps, dropped capabilities), removed when the sample ends.
+gives every sample without a ``task_id`` a live sandbox of that env's default image, with the same
+limits and isolation (no network, memory, pids, disk and CPU caps, dropped capabilities), removed
+when the sample ends.
 
 Envs are kept per task and event loop and reused by the next sample (as the runner's workers reuse
 theirs), so warm pools and the SQL servers outlive one sample; each sample still gets its own

@@ -75,8 +75,9 @@ STEP_FIELDS = (
 
 
 def _same(a: Trajectory, b: Trajectory) -> None:
-    for name in ("task_id", "env", "strategy", "model", "epoch", "seed", "question", "group", "context",
-                 "reward", "reward_parts", "outcome", "error", "input_tokens", "output_tokens", "reward_mode"):  # fmt: skip
+    names = ("task_id", "env", "strategy", "model", "epoch", "seed", "question", "group", "context", "reward",
+             "reward_parts", "outcome", "error", "input_tokens", "output_tokens", "reward_mode")  # fmt: skip
+    for name in names:
         assert getattr(a, name) == getattr(b, name), name
     assert [[getattr(s, f) for f in STEP_FIELDS] for s in a.steps] == [
         [getattr(s, f) for f in STEP_FIELDS] for s in b.steps
