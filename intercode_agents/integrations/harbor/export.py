@@ -175,7 +175,12 @@ out = Path("/logs/verifier")
 out.mkdir(parents=True, exist_ok=True)
 (out / "parts.json").write_text(
     json.dumps(
-        {"reward": result.reward, "parts": result.parts, "mode": expected["reward_mode"], "note": result.note},
+        {
+            "reward": result.reward,
+            "parts": result.parts,
+            "mode": expected["reward_mode"],
+            "note": result.note,
+        },
         indent=2,
     ),
     encoding="utf-8",
@@ -184,8 +189,9 @@ out.mkdir(parents=True, exist_ok=True)
 print(f"reward {result.reward} parts {result.parts}")
 '''
 
-VERIFIER_DOCKERFILE = f"""# The verifier's image (Harbor builds it from tests/ when environment_mode is "separate"):
-# Python 3, test.sh, intercode-agents' reward code and the gold. The agent's container never holds these.
+VERIFIER_DOCKERFILE = f"""# The verifier's image, built by Harbor from tests/ (environment_mode "separate"):
+# Python 3, test.sh, intercode-agents' reward code and the gold. The agent's container never
+# holds these.
 ARG BASE={VERIFIER_BASE}
 FROM ${{BASE}}
 COPY . /tests/
