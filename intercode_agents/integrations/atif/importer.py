@@ -51,8 +51,8 @@ def _ours(step: schema.Step, turn: int) -> Step | None:
     if "kind" not in extra or "turn" not in extra:
         return None
     kind = extra["kind"]
-    call = (step.tool_calls or [None])[0]
-    result = (step.observation.results if step.observation else [None])[0]
+    call = step.tool_calls[0] if step.tool_calls else None
+    result = step.observation.results[0] if step.observation and step.observation.results else None
     message = _text(step.message)
     thought: str | None = message
     if kind == "invalid":  # the unreadable reply is the message, unless the model's text was kept too
@@ -148,8 +148,8 @@ def to_record(document: schema.Trajectory, path: Path | None = None) -> Trajecto
     question = next((_text(s.message) for s in document.steps if s.source == "user"), "")
     agent_steps = [s for s in document.steps if s.source == "agent"]
     if isinstance(rest, dict):
-        steps = [_ours(s, n) for n, s in enumerate(agent_steps, start=1)]
-        record = Trajectory.model_validate(rest | {"question": question, "steps": [s for s in steps if s]})
+        own = [_ours(s, n) for n, s in enumerate(agent_steps, start=1)]
+        record = Trajectory.model_validate(rest | {"question": question, "steps": [s for s in own if s]})
         record.reward, record.reward_parts = final.get("reward"), dict(final.get("reward_parts") or {})
         record.outcome, record.error = final.get("outcome", "failed"), final.get("error")
         return record

@@ -28,10 +28,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-SCHEMA_VERSION = "ATIF-v1.7"
 SchemaVersion = Literal[
     "ATIF-v1.0", "ATIF-v1.1", "ATIF-v1.2", "ATIF-v1.3", "ATIF-v1.4", "ATIF-v1.5", "ATIF-v1.6", "ATIF-v1.7"
 ]
+SCHEMA_VERSION: SchemaVersion = "ATIF-v1.7"
 #: Where the specification is read (cited in docs/INTEROP.md).
 SPECIFICATION = (
     "https://github.com/harbor-framework/harbor/blob/eb165d99ee2491cacd1f32d7a2eb7fe143a64587/"
