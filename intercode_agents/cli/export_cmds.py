@@ -62,4 +62,8 @@ def export_harbor(
     from intercode_agents.integrations.harbor.export import export_tasks
 
     folders = export_tasks(tasks, out, env=env, mode=reward)
-    console.print(f"wrote {len(folders)} Harbor task folders (schema 1.3) into {out}", highlight=False)
+    console.print(
+        f"wrote {len(folders)} Harbor task folders (schema 1.3) into {out}; {out / 'README.md'} says what "
+        "carries over and which tasks were left out",
+        highlight=False,
+    )

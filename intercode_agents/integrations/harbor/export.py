@@ -286,16 +286,22 @@ def export_tasks(
     env = env or selector.split("/", 1)[0].split(",", 1)[0]
     if env not in FAMILIES:
         raise ConfigError(unsupported(env))
-    tasks = select_tasks(env, selector, data_root=data_root)
+    chosen = select_tasks(env, selector, data_root=data_root, include_unavailable=True)
+    tasks = [t for t in chosen if not t.unavailable]
+    left_out = {t.id: str(t.unavailable) for t in chosen if t.unavailable}
     if not tasks:
-        raise ConfigError(f"no {env} task matches {selector!r}")
+        why = "; ".join(f"{task_id}: {reason}" for task_id, reason in left_out.items())
+        raise ConfigError(
+            f"no {env} task matching {selector!r} can be exported" + (f" ({why})" if why else "")
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     folders = [export_task(task, out_dir, mode=mode, data_root=data_root) for task in tasks]
-    (out_dir / "README.md").write_text(readme(env, mode, [t.id for t in tasks]), encoding="utf-8")
+    (out_dir / "README.md").write_text(readme(env, mode, [t.id for t in tasks], left_out), encoding="utf-8")
     return folders
 
 
-def readme(env: str, mode: str, ids: list[str]) -> str:
+def readme(env: str, mode: str, ids: list[str], left_out: dict[str, str]) -> str:
+    skipped = "".join(f"- {task_id}: {reason}\n" for task_id, reason in left_out.items()) or "none\n"
     return f"""# InterCode {env} tasks for Harbor (exported by intercode-agents)
 
 {len(ids)} task folders in Harbor's task format, schema {FORMAT_VERSION}
@@ -332,4 +338,6 @@ Run the oracle (the gold): `harbor run -p <this folder> -a oracle`; every task s
   submission.
 
 Tasks: {", ".join(ids)}
-"""
+
+Left out (they cannot run without network or lack a file here, as in intercode-agents):
+{skipped}"""

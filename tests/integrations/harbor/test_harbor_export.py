@@ -172,3 +172,13 @@ def test_envs_whose_reward_needs_a_gold_replay_are_refused_with_the_reason(tmp_p
     with pytest.raises(ConfigError, match="the bash reward compares the agent's final state"):
         export_tasks("bash/mini/0", tmp_path)
     assert not any(tmp_path.iterdir())
+
+
+def test_a_task_that_cannot_run_here_is_left_out_and_named(tmp_path: Path) -> None:
+    unavailable = get_task("ctf/1").unavailable
+    assert unavailable
+    with pytest.raises(ConfigError, match=re.escape(f"ctf/1: {unavailable}")):
+        export_tasks("ctf/1", tmp_path)
+    export_tasks("ctf/0,ctf/1", tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md", "ctf__0"]
+    assert f"- ctf/1: {unavailable}" in (tmp_path / "README.md").read_text()
