@@ -14,11 +14,14 @@ from intercode_agents.cli.run_cmds import (
     ConcurrencyOpt,
     ExecutionOpt,
     ProgressOpt,
+    RayCommand,
+    RayOpt,
     RewardOpt,
+    ray_option,
 )
 
 
-@app.command("rescore")
+@app.command("rescore", cls=RayCommand)
 @friendly
 def rescore_cmd(
     logs: Annotated[list[Path], typer.Argument(help="Trajectory files of the original harness (.json).")],
@@ -37,6 +40,7 @@ def rescore_cmd(
     worst: Annotated[int, typer.Option(help="Disagreeing turns listed per file.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable report.")] = False,
     progress: ProgressOpt = True,
+    ray: RayOpt = None,
 ) -> None:
     """Replay the recorded actions of InterCode logs here, scoring each turn as the original's Try
     Again did, and compare: success rates, episodes that flip, the turns that disagree most and why.
@@ -49,6 +53,7 @@ def rescore_cmd(
       intercode-agents rescore ../shared/intercode-results/sql/gpt-3.5/*.json -c 8
       intercode-agents rescore ic_bash_multiturn_gpt-3.5_10_turns_fs_1.json --execution paper
       intercode-agents rescore my_log.json --env bash/fs2 --limit 5 --json
+      intercode-agents rescore ../shared/intercode-results/bash/gpt-4/*.json --ray
     """
     from intercode_agents.envs.bash.paper import EXECUTION_MODES
     from intercode_agents.errors import ConfigError
@@ -72,6 +77,7 @@ def rescore_cmd(
                 limit=limit,
                 progress=progress and not as_json,
                 console=err_console if as_json else console,
+                ray=ray_option(ray),
             )
             for path in logs
         ]

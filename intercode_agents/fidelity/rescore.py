@@ -40,6 +40,7 @@ from intercode_agents.fidelity.paper_log import (
     read_log,
 )
 from intercode_agents.reward import check_mode
+from intercode_agents.runner.config import check_ray, ray_address
 from intercode_agents.runner.direct import DIRECT
 from intercode_agents.runner.preflight import image_ids
 from intercode_agents.runner.progress import RunProgress
@@ -197,14 +198,24 @@ def submission_of(env_name: str, turn: LoggedTurn) -> tuple[bool, str | None]:
     return True, None
 
 
+SCORE_KEY = "rescore"  # where a replayed episode's scores ride in its trajectory's context
+
+
+def score_of(traj: Trajectory) -> EpisodeScore:
+    """The scores :class:`LogPlayer` put in ``traj`` (they travel with it, from a Ray node too)."""
+    raw = dict(traj.context[SCORE_KEY])
+    raw["turns"] = [TurnScore(**turn) for turn in raw["turns"]]
+    return EpisodeScore(**raw)
+
+
 @dataclass
 class LogPlayer:
-    """Replays logged episodes (by task id) and keeps each one's scores."""
+    """Replays logged episodes (by task id); each one's scores ride in its trajectory's context
+    (:func:`score_of`), so the player keeps nothing and can play anywhere."""
 
     logged: dict[str, LoggedEpisode]
     strategy: str = DIRECT
     model: str = "rescore"
-    scores: dict[str, EpisodeScore] = field(default_factory=dict)
 
     async def play(self, env: Env, task: Task, seed: int | None) -> Trajectory:
         episode = self.logged[task.id]
@@ -234,7 +245,7 @@ class LogPlayer:
         else:
             traj.outcome, traj.error = "env_error", score.error
         traj.duration_s = time.perf_counter() - clock
-        self.scores[task.id] = score
+        traj.context[SCORE_KEY] = asdict(score)
         return traj
 
     async def _replay(
@@ -282,8 +293,11 @@ async def rescore_file(
     data_root: str | Path | None = None,
     progress: bool = True,
     console: Console | None = None,
+    ray: str | bool | None = None,
 ) -> FileReport:
-    """Re-score one trajectory file of the original harness (see the module docstring)."""
+    """Re-score one trajectory file of the original harness (see the module docstring). ``ray``:
+    replay the episodes on a Ray cluster (see :class:`~intercode_agents.runner.config.EvalConfig`)."""
+    check_ray(ray, None)
     if concurrency < 1:
         raise ConfigError(f"--concurrency must be at least 1, got {concurrency}")
     if limit is not None and limit < 1:
@@ -298,23 +312,41 @@ async def rescore_file(
     if unavailable:
         raise ConfigError(f"task {unavailable[0].id} cannot run here: {unavailable[0].unavailable}")
     player = LogPlayer({task.id: ep for task, ep in zip(tasks, log.episodes, strict=True)})
-    ids = await image_ids(tasks, execution=execution)
     options: dict[str, Any] = {"reward": reward, "execution": execution}
     if data_root is not None:
         options["data_root"] = data_root
+    scores: dict[str, EpisodeScore] = {}
     started = time.perf_counter()
     label = f"rescore {log.path.name}"
     with RunProgress(len(tasks), label=label, console=console, enabled=progress) as bar:
-        await run_episodes(
-            log.env,
-            [Episode(task) for task in tasks],
-            player,
-            concurrency=concurrency,
-            env_options=options,
-            image_ids=ids,
-            on_done=bar.advance,
-        )
-    episodes = [player.scores[task.id] for task in tasks]
+
+        def done(traj: Trajectory) -> None:
+            scores[traj.task_id] = score_of(traj)
+            bar.advance(traj)
+
+        async def play(cluster: Any) -> None:
+            await run_episodes(
+                log.env,
+                [Episode(task) for task in tasks],
+                player,
+                concurrency=concurrency,
+                env_options=options,
+                image_ids=ids,
+                on_done=done,
+                ray=cluster,
+            )
+
+        address = ray_address(ray)
+        if address is None:
+            ids = await image_ids(tasks, execution=execution)
+            await play(None)
+        else:  # (every node checks its images before it plays)
+            from intercode_agents.runner.ray.driver import open_ray
+
+            ids = {}
+            async with open_ray(address, console=console) as cluster:
+                await play(cluster)
+    episodes = [scores[task.id] for task in tasks]
     return FileReport(
         log.path, log.env, log.split, execution, reward, episodes, time.perf_counter() - started
     )
