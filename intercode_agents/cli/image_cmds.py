@@ -121,6 +121,10 @@ def cleanup(
         ),
     ] = None,
     ray: RayOpt = None,
+    run: Annotated[
+        str | None,
+        typer.Option("--run", help="Only the containers of this run (its run.json's sandbox_run_id)."),
+    ] = None,
 ) -> None:
     """Remove sandbox containers that outlived their run (after a SIGKILL, say), on every engine given,
     or with --ray on every node of a Ray cluster that offers intercode_slots (each node cleans its own
@@ -131,6 +135,7 @@ def cleanup(
       intercode-agents cleanup --all
       intercode-agents cleanup --engines unix:///var/run/docker.sock,unix:///run/d2.sock
       intercode-agents cleanup --ray
+      intercode-agents cleanup --ray=ray://head:10001 --run ray-0123456789ab
     """
     from intercode_agents.runner.config import check_ray, ray_address
 
@@ -139,7 +144,7 @@ def cleanup(
         from intercode_agents.runner.ray.driver import clean_cluster
 
         check_ray(True, engines)
-        results = clean_cluster(address, include_live_runs=all_runs)
+        results = clean_cluster(address, include_live_runs=all_runs, run_id=run)
         for row in results:
             where = f"ray node {row['node'][:8]} on {row['host'] or '?'}"
             if row["error"]:
@@ -151,7 +156,8 @@ def cleanup(
         return
     from intercode_agents.sandbox import cleanup_containers, resolve_engines
 
-    removed = cleanup_containers(include_live_runs=all_runs, backends=resolve_engines(engines).backends)
+    backends = resolve_engines(engines).backends
+    removed = cleanup_containers(include_live_runs=all_runs, backends=backends, run_id=run)
     console.print(f"removed {_containers(removed)}")
 
 

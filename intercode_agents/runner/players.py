@@ -15,7 +15,7 @@ the terminal (``human``) cannot play elsewhere.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
@@ -28,6 +28,7 @@ from intercode_agents.runner.direct import DIRECT, gold_actions, play_direct, sc
 from intercode_agents.runner.human import TerminalHuman
 from intercode_agents.strategies import Strategy
 from intercode_agents.trajectory import Trajectory
+from intercode_agents.user_code import anchored
 
 SPECIAL_MODELS = ("gold", "human")
 
@@ -49,6 +50,14 @@ class PlayerRecipe:
     agent: str | None = None
     strategy_settings: dict[str, Any] = field(default_factory=dict)
     model_settings: dict[str, Any] = field(default_factory=dict)
+
+    def anchored(self) -> PlayerRecipe:
+        """This recipe with its references to a user's files made absolute (see
+        :func:`~intercode_agents.user_code.anchored`): what a Ray node is sent."""
+        model = anchored(self.model) if isinstance(self.model, str) else self.model
+        strategy = anchored(self.strategy) if self.strategy else self.strategy
+        agent = anchored(self.agent) if self.agent else self.agent
+        return replace(self, model=model, strategy=strategy, agent=agent)
 
     def build(self) -> Player:
         player, _ = make_player(

@@ -38,11 +38,11 @@ def sweep_run(run_id: str) -> dict[str, Any]:
     return {"host": socket.gethostname(), "removed": removed, "error": "; ".join(problems) or None}
 
 
-def clean_node(include_live_runs: bool) -> dict[str, Any]:
-    """``intercode-agents cleanup`` on this node's engines."""
+def clean_node(include_live_runs: bool, run_id: str | None = None) -> dict[str, Any]:
+    """``intercode-agents cleanup`` on this node's engines (of one run, with ``run_id``)."""
     try:
         removed = cleanup_containers(
-            include_live_runs=include_live_runs, backends=resolve_engines(None).backends
+            include_live_runs=include_live_runs, backends=resolve_engines(None).backends, run_id=run_id
         )
     except EngineUnavailable as exc:
         return {"host": socket.gethostname(), "removed": 0, "error": str(exc)}

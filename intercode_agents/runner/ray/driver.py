@@ -93,9 +93,12 @@ def _slot_nodes(ray: Any) -> list[str]:
     return [e["NodeID"] for e in ray.nodes() if e.get("Alive") and e.get("Resources", {}).get(SLOTS)]
 
 
-def clean_cluster(address: str = "", *, include_live_runs: bool = False) -> list[dict[str, Any]]:
+def clean_cluster(
+    address: str = "", *, include_live_runs: bool = False, run_id: str | None = None
+) -> list[dict[str, Any]]:
     """``intercode-agents cleanup --ray``: on every live node offering slots, remove the containers
-    whose maker is gone (all of them with ``include_live_runs``); one result per node."""
+    whose maker is gone (all of them with ``include_live_runs``; only the run ``run_id``'s when it
+    is given); one result per node."""
     from intercode_agents.runner.ray.cleanup import clean_node
 
     ray = _import_ray()
@@ -103,7 +106,7 @@ def clean_cluster(address: str = "", *, include_live_runs: bool = False) -> list
     connected_here = _connect(ray, address)
     try:
         nodes = _slot_nodes(ray)
-        refs = [_on_node(ray, clean_node, node).remote(include_live_runs) for node in nodes]
+        refs = [_on_node(ray, clean_node, node).remote(include_live_runs, run_id) for node in nodes]
         results = []
         for node, ref in zip(nodes, refs, strict=True):
             try:
@@ -385,7 +388,7 @@ class RayRun:
         if isinstance(player, StrategyPlayer):
             if player.recipe is None:
                 raise ConfigError("a strategy player not made by make_player cannot be rebuilt on Ray nodes")
-            sent = player.recipe
+            sent = player.recipe.anchored()
         try:
             self._ray.cloudpickle.dumps(sent)
         except Exception as exc:

@@ -42,14 +42,18 @@ as a command here; a framework that gets text from a model reads it with
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
+import pickle
 import socket
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from intercode_agents.datasets import Task
 from intercode_agents.envs import Env, make_env
+from intercode_agents.errors import ConfigError, IntercodeError
 from intercode_agents.runner.episode_registry import EpisodeRegistry, ServerOptions
 from intercode_agents.runner.players import Player, PlayerRecipe
 from intercode_agents.runner.preflight import image_ids, load_local_model
@@ -57,6 +61,40 @@ from intercode_agents.sandbox import RUN_ID, resolve_engines
 from intercode_agents.spec import load_spec
 
 STRATEGY = "ray"  # the records' strategy of episodes held for a trainer's workers
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+def portable(exc: BaseException) -> BaseException:
+    """``exc`` as an error that reaches the caller intact: Ray pickles what a method raises, and an
+    error whose class builds its message in ``__init__`` (ImageMissing, EngineUnavailable) would be
+    rebuilt from its message as if that were its argument. Such an error goes as a ConfigError
+    with its text; one that survives the trip (ConfigError, EpisodeError, ...) goes as it is."""
+    if not isinstance(exc, Exception):
+        return exc
+    try:
+        copy = pickle.loads(pickle.dumps(exc))
+        if type(copy) is type(exc) and str(copy) == str(exc):
+            return exc
+    except Exception:
+        pass
+    text = str(exc) if isinstance(exc, IntercodeError) else f"{type(exc).__name__}: {exc}"
+    return ConfigError(text)
+
+
+def _errors_travel(method: F) -> F:
+    """Raise what ``method`` raises as :func:`portable` makes it."""
+
+    @functools.wraps(method)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await method(*args, **kwargs)
+        except Exception as exc:
+            travelling = portable(exc)
+            if travelling is exc:
+                raise
+            raise travelling from None
+
+    return wrapper  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -122,6 +160,7 @@ class NodeActor:
         }
 
     # -- a run's episodes ---------------------------------------------------------------------------
+    @_errors_travel
     async def prepare(self, setup: Setup) -> dict[str, str]:
         """Check the node's engines hold the run's images and build its player here; return the
         images' IDs (short name -> ID) on this node. Raises ImageMissing naming the image (the
@@ -135,6 +174,7 @@ class NodeActor:
         self._setups[setup.key] = _Prepared(setup, player, ids)
         return ids
 
+    @_errors_travel
     async def play(self, key: str, task: Task, seed: int | None) -> dict[str, Any]:
         """Play one episode of the setup ``key`` and return its record (a Trajectory as a dict)."""
         prepared = self._setups[key]
@@ -187,6 +227,7 @@ class NodeActor:
                 self._registry = registry
         return self._registry
 
+    @_errors_travel
     async def start(
         self, env: str, task_id: str | None = None, reward_mode: str | None = None
     ) -> dict[str, Any]:
@@ -202,15 +243,19 @@ class NodeActor:
             "engine": self.engine,
         }
 
+    @_errors_travel
     async def act(self, episode_id: str, action: str) -> dict[str, Any]:
         return await (await self._episodes()).act(episode_id, action)
 
+    @_errors_travel
     async def evaluate(self, episode_id: str, answer: str | None = None) -> dict[str, Any]:
         return await (await self._episodes()).evaluate(episode_id, answer)
 
+    @_errors_travel
     async def submit(self, episode_id: str, answer: str | None = None) -> dict[str, Any]:
         return await (await self._episodes()).submit(episode_id, answer)
 
+    @_errors_travel
     async def end(self, episode_id: str) -> dict[str, Any]:
         """End the episode and return its record; its containers are removed."""
         traj = await (await self._episodes()).end(episode_id)
