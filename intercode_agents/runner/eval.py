@@ -248,8 +248,9 @@ async def run_eval(
         await load_local_model(chat)
         options["backend"] = engine_set
         return await play(_Session(out, settings, plan, tasks, player, policy, budget, ids, options))
-    from intercode_agents.runner.ray.driver import open_ray
+    from intercode_agents.runner.ray.driver import open_ray, travelling
 
+    travelling(player)  # a player that cannot go to the nodes is refused before any actor starts
     async with open_ray(address, console=console) as cluster:
         # Every node checks its images and builds the player before the run directory is touched.
         ids = await cluster.prepare(env_name, options, player, tasks, config.execution)

@@ -86,8 +86,10 @@ def two_nodes():
         nodes = TwoNodes(cluster, main, None, engine.spec, f"unix://{engine.socket}")
         nodes.second = nodes.add_second()
         cluster.wait_for_nodes()
+        ray.init(address=cluster.address, log_to_driver=False)  # one connection for every run here
         yield nodes
     finally:
+        ray.shutdown()
         cluster.shutdown()
         if os.environ.get("INTERCODE_TEST_KEEP_ENGINES") != "1":
             engines.stop("dockerd")

@@ -119,6 +119,27 @@ def clean_cluster(
             ray.shutdown()
 
 
+def travelling(player: Player) -> Player | PlayerRecipe:
+    """What is sent to the nodes for ``player`` (see :mod:`intercode_agents.runner.players`), or a
+    ConfigError saying why it cannot go (checked before any actor starts)."""
+    ray = _import_ray()
+    if isinstance(player, HumanPlayer):
+        raise ConfigError("--model human plays at this terminal: it cannot run on Ray")
+    sent: Player | PlayerRecipe = player
+    if isinstance(player, StrategyPlayer):
+        if player.recipe is None:
+            raise ConfigError("a strategy player not made by make_player cannot be rebuilt on Ray nodes")
+        sent = player.recipe.anchored()
+    try:
+        ray.cloudpickle.dumps(sent)
+    except Exception as exc:
+        raise ConfigError(
+            f"the run's player cannot be sent to the Ray nodes ({type(exc).__name__}: {exc}); give the "
+            "model as a spec (provider:model, local, PATH.py:NAME) so that each node makes its own"
+        ) from None
+    return sent
+
+
 async def _awaited(ref: Any) -> Any:
     return await ref
 
@@ -375,28 +396,10 @@ class RayRun:
         if key not in self._setups:
             self._count += 1
             probes = {(t.env, t.image): t for t in tasks}
-            sent = self._travelling(player)
+            sent = travelling(player)
             setup = Setup(f"s{self._count}", env, options, sent, tuple(probes.values()), execution)
             self._setups[key] = _SetupEntry(setup, player, player.strategy, player.model)
         return self._setups[key]
-
-    def _travelling(self, player: Player) -> Player | PlayerRecipe:
-        """What is sent to the nodes for ``player`` (see :mod:`intercode_agents.runner.players`)."""
-        if isinstance(player, HumanPlayer):
-            raise ConfigError("--model human plays at this terminal: it cannot run on Ray")
-        sent: Player | PlayerRecipe = player
-        if isinstance(player, StrategyPlayer):
-            if player.recipe is None:
-                raise ConfigError("a strategy player not made by make_player cannot be rebuilt on Ray nodes")
-            sent = player.recipe.anchored()
-        try:
-            self._ray.cloudpickle.dumps(sent)
-        except Exception as exc:
-            raise ConfigError(
-                f"the run's player cannot be sent to the Ray nodes ({type(exc).__name__}: {exc}); give the "
-                "model as a spec (provider:model, local, PATH.py:NAME) so that each node makes its own"
-            ) from None
-        return sent
 
     async def prepare(
         self,
