@@ -30,6 +30,8 @@ import pytest
 
 from intercode_agents.datasets import select_tasks
 from intercode_agents.errors import ConfigError
+from intercode_agents.fidelity import rescore
+from intercode_agents.fidelity.rescore import rescore_file, score_of
 from intercode_agents.images import copy_refs, image_ref
 from intercode_agents.runner.config import EvalConfig
 from intercode_agents.runner.episode_registry import EpisodeError, ServerOptions
@@ -52,6 +54,7 @@ REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "intercode_agents"]
 TASKS, HALF = 50, 25
 IMAGES = ("bash-fs1", "bash-mini")
+RESULTS = Path(os.environ.get("INTERCODE_RESULTS", "/work/shared/intercode-results"))
 
 
 @dataclass
@@ -306,6 +309,43 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+FS1_LOG = RESULTS / "bash/gpt-3.5/ic_bash_multiturn_gpt-3.5_10_turns_fs_1.json"
+
+
+@pytest.mark.skipif(not FS1_LOG.is_file(), reason="the paper's logs are not at " + str(RESULTS))
+async def test_rescore_on_the_cluster_gives_the_local_figures(two_nodes, tmp_path, monkeypatch):
+    """A slice of the paper's fs_1 log re-scored on both nodes gives what a local re-score gives, turn
+    by turn, the gold-cut rule (read from the scores that came back from the nodes) included."""
+    entries = json.loads(FS1_LOG.read_text())
+    log = tmp_path / FS1_LOG.name
+    log.write_text(json.dumps({key: entries[key] for key in map(str, range(8))}))
+    local = await rescore_file(log, concurrency=2, progress=False)
+
+    nodes: list[str | None] = []
+
+    def noting_the_node(traj: Trajectory) -> Any:
+        nodes.append(traj.node)
+        return score_of(traj)
+
+    monkeypatch.setattr(rescore, "score_of", noting_the_node)
+    on_ray = await rescore_file(log, concurrency=2, progress=False, ray=two_nodes.address)
+
+    assert set(nodes) == {two_nodes.main.node_id, two_nodes.second.node_id}  # both nodes played
+    assert len(on_ray.episodes) == len(local.episodes) >= 6 and on_ray.errors == local.errors == []
+    assert [(e.task_id, e.ours_max) for e in on_ray.episodes] == [
+        (e.task_id, e.ours_max) for e in local.episodes
+    ]
+    assert [[t.ours for t in e.turns] for e in on_ray.episodes] == [
+        [t.ours for t in e.turns] for e in local.episodes
+    ]
+    assert (on_ray.our_rate, on_ray.logged_rate, on_ray.quirks) == (
+        local.our_rate,
+        local.logged_rate,
+        local.quirks,
+    )
+    assert [x.task_id for x in on_ray.left_out] == [x.task_id for x in local.left_out]
 
 
 async def test_a_node_that_joins_takes_work_and_one_removed_halfway_has_its_episodes_played_again(
