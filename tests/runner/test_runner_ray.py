@@ -8,8 +8,9 @@ and two ``intercode_slots`` a node. Skipped only where Ray or a second dockerd c
 What is checked: a 50-task Bash gold replay over both nodes with "second" removed ungracefully halfway
 (every task recorded once, as many solved as a one-engine run, the lost attempts in the records, a
 node that joins takes work, neither engine keeps a container of the run); a driver killed mid-run,
-after which ``cleanup --ray`` leaves no container of it; the step-level calls driven from a Ray task
-on the cluster; a node that lacks an image, or holds another build of it, named before anything runs;
+after which ``cleanup --ray`` leaves no container of it; a replay of recorded golds and a re-score of
+a paper log on both nodes give the local figures; the step-level calls driven from a Ray task on the
+cluster; a node that lacks an image, or holds another build of it, named before anything runs;
 players that cannot travel refused clearly; a user's agent built on the node.
 """
 
@@ -33,10 +34,12 @@ from intercode_agents.errors import ConfigError
 from intercode_agents.fidelity import rescore
 from intercode_agents.fidelity.rescore import rescore_file, score_of
 from intercode_agents.images import copy_refs, image_ref
+from intercode_agents.runner import replay as replay_module
 from intercode_agents.runner.config import EvalConfig
 from intercode_agents.runner.episode_registry import EpisodeError, ServerOptions
 from intercode_agents.runner.eval import run_eval
 from intercode_agents.runner.gold import run_gold
+from intercode_agents.runner.replay import replay_file
 from intercode_agents.runner.run_dir import RUN_JSON, TRAJECTORIES, read_records
 from intercode_agents.sandbox import resolve_backend
 from intercode_agents.sandbox.config import LABEL_RUN
@@ -309,6 +312,34 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+async def test_replay_on_the_cluster_reproduces_the_rewards_and_flags_a_tampered_record(
+    two_nodes, tmp_path, monkeypatch
+):
+    """A local gold run's records replayed on both nodes: the same rewards, a tampered one flagged."""
+    out = tmp_path / "gold"
+    await run_gold(EvalConfig(env="bash", selector="mini", limit=4, out_dir=out, progress=False))
+    lines = (out / TRAJECTORIES).read_text().splitlines()
+    tampered = json.loads(lines[0])
+    tampered["reward"] = 0.25
+    path = tmp_path / "tampered.jsonl"
+    path.write_text("\n".join([json.dumps(tampered), *lines[1:]]) + "\n")
+
+    nodes: list[str | None] = []
+    compare = replay_module._compare
+
+    def noting_the_node(old: Trajectory, new: Trajectory) -> Any:
+        nodes.append(new.node)
+        return compare(old, new)
+
+    monkeypatch.setattr(replay_module, "_compare", noting_the_node)
+    report = await replay_file(path, progress=False, ray=two_nodes.address)
+
+    assert len(report.episodes) == 4 and not report.skipped
+    assert set(nodes) <= {two_nodes.main.node_id, two_nodes.second.node_id} and None not in nodes
+    assert [e.task_id for e in report.changed] == [tampered["task_id"]]
+    assert report.changed[0].recorded == 0.25 and report.changed[0].replayed == 1.0
 
 
 FS1_LOG = RESULTS / "bash/gpt-3.5/ic_bash_multiturn_gpt-3.5_10_turns_fs_1.json"
