@@ -19,7 +19,9 @@ Outcomes:
 
 An episode is keyed in its run by ``(task_id, epoch)``; ``seed`` is the seed of that epoch. Attempts
 that ended in an env or model error before the recorded one are kept in ``retries`` (their tokens
-were paid for).
+were paid for). A run on a Ray cluster names, in every record and every retried attempt, the ``node``
+that played it (its Ray node ID) and the ``engine`` its sandboxes ran on (``NAME@HOST``); a local run
+and older records leave both None.
 """
 
 from __future__ import annotations
@@ -122,6 +124,8 @@ class FailedAttempt(BaseModel):
     started_at: float = 0.0
     duration_s: float = 0.0
     usage: list[ModelUsage] = Field(default_factory=list)
+    node: str | None = None  # where it was played (runs on Ray; see the module docstring)
+    engine: str | None = None
 
     @classmethod
     def of(cls, traj: Trajectory) -> FailedAttempt:
@@ -134,6 +138,8 @@ class FailedAttempt(BaseModel):
             started_at=traj.started_at,
             duration_s=traj.duration_s,
             usage=[u.model_copy() for u in traj.usage],
+            node=traj.node,
+            engine=traj.engine,
         )
 
 
@@ -148,6 +154,8 @@ class Trajectory(BaseModel):
     epoch: int = Field(default=1, ge=1)  # the sample number of this task in its run (1-based)
     seed: int | None = None
     image_id: str | None = None
+    node: str | None = None  # the Ray node that played it (runs on Ray; None for a local run)
+    engine: str | None = None  # the engine its sandboxes ran on, NAME@HOST (runs on Ray)
     reward_mode: str = "intercode"
     execution: str = "session"  # how actions ran: "session", or "paper" (Bash/CTF, as the original ran them)
     group: dict[str, str] = Field(default_factory=dict)  # paper groups: fs, hardness, db, tag

@@ -48,6 +48,16 @@ def is_reference(text: str) -> bool:
     return bool(sep and head and tail and (head.endswith(".py") or "/" in head or "." in head))
 
 
+def anchored(ref: str) -> str:
+    """``ref`` with a file's path made absolute (from this process's working folder), so that the
+    same file is found from another working folder (a Ray node's, on a shared file system); module
+    references and plain names are returned as they are."""
+    head, sep, name = ref.strip().rpartition(":")
+    if not (sep and head and name) or not (head.endswith(".py") or "/" in head or "\\" in head):
+        return ref
+    return f"{Path(head).expanduser().absolute()}:{name}"
+
+
 def load_object(ref: str, what: str) -> Loaded:
     """The object ``ref`` names. ``what`` (``"agent factory"``, ``"strategy"``) goes into the errors."""
     head, sep, name = ref.strip().rpartition(":")

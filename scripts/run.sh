@@ -88,7 +88,7 @@ install_package() {
   # the checkout, whose source folder would otherwise be imported whether pip installed it or not)
   "$PY" -m pip install -q --disable-pip-version-check -e '.[test]' 2>&1 \
     | { grep -v "Running pip as the 'root' user" || true; }
-  (cd / && "$PY" -c "import intercode_agents, pytest, langchain, mcp")
+  (cd / && "$PY" -c "import intercode_agents, pytest, langchain, mcp, ray")
   done_phase
 }
 

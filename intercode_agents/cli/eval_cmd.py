@@ -15,10 +15,13 @@ from intercode_agents.cli.run_cmds import (
     EnginesOpt,
     ExecutionOpt,
     ProgressOpt,
+    RayCommand,
+    RayOpt,
     RewardOpt,
     TasksOpt,
     parse_settings,
     print_engines,
+    ray_option,
 )
 from intercode_agents.errors import ConfigError
 
@@ -46,6 +49,8 @@ def eval_argv(env: str, models: list[str], options: dict[str, Any]) -> list[str]
             continue
         if value is True:
             argv.append(flag)
+        elif name == "ray":  # an optional value: bare, or joined to its flag
+            argv.append(f"--ray={value}" if value else "--ray")
         elif isinstance(value, list | tuple):
             for item in value:
                 argv += [{"model_setting": "-M", "set": "--set"}.get(name, flag), str(item)]
@@ -87,7 +92,7 @@ ModelOpt = Annotated[
 ]
 
 
-@app.command("eval")
+@app.command("eval", cls=RayCommand)
 @friendly
 def eval_cmd(
     env: Annotated[
@@ -169,6 +174,7 @@ def eval_cmd(
     ] = False,
     progress: ProgressOpt = True,
     engines: EnginesOpt = None,
+    ray: RayOpt = None,
     strategy_setting: Annotated[
         list[str] | None,
         typer.Option(
@@ -208,8 +214,9 @@ def eval_cmd(
       intercode-agents eval bash --strategy react --model local --out runs/r1 --resume --retry-errors 3
       intercode-agents eval bash -s try_again -m openai:gpt-4o-mini --tasks fs1 --execution paper
       intercode-agents eval sql -s guarded -m local --tasks mini --set critic=false --set max_vetoes=1
-      intercode-agents eval bash -m gold --engines unix:///var/run/docker.sock,tcp://127.0.0.1:2376 -c 8
+      intercode-agents eval bash -m gold --engines unix:///var/run/docker.sock,unix:///run/d2.sock -c 8
       intercode-agents eval bash -s react -m local --tasks mini --atif runs/react-atif
+      intercode-agents eval bash -s react -m openai:gpt-4o-mini --tasks test --out runs/r --ray
     """
     from intercode_agents.models import parse_model_options
     from intercode_agents.runner.config import EpisodeBudgets, EvalConfig
@@ -252,6 +259,7 @@ def eval_cmd(
         "show_budget": show_budget,
         "set": list(strategy_setting or []),
         "engines": engines,
+        "ray": ray,
     }
     settings = parse_model_options(options["model_setting"])
     for key, value in (("temperature", temperature), ("max_tokens", max_output_tokens)):
@@ -285,6 +293,7 @@ def eval_cmd(
         max_cost_usd=max_cost,
         progress=progress,
         engines=engines,
+        ray=ray_option(ray),
     )
     run_dir = config.out_dir or out or Path(".")
     total = len(choose_tasks(env, tasks, limit)) * epochs
@@ -321,7 +330,7 @@ def _finish(results: list[Any], run_dir: Path, several: bool, argv: list[str]) -
         if several:
             console.print(f"[bold]{result.out_dir.name}[/]", highlight=False)
         console.print(summary_table(result.summary, wall_s=result.wall_s, new=result.new_episodes))
-        print_engines(result.engines, result.engine_retries)
+        print_engines(result.engines, result.engine_retries, result.nodes)
         console.print(f"records: {result.out_dir / 'trajectories.jsonl'}", highlight=False)
         if result.stopped:
             err_console.print(f"[yellow]stopped:[/] {result.stopped}", highlight=False)

@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from intercode_agents.cli.app import app, console, friendly
+from intercode_agents.cli.app import app, console, err_console, friendly
+from intercode_agents.cli.run_cmds import RayCommand, RayOpt, ray_option
 
 images_app = typer.Typer(help="Build and list the project's sandbox images.", no_args_is_help=True)
 app.add_typer(images_app, name="images")
@@ -104,7 +105,7 @@ def images_list(engine: EngineOpt = None) -> None:
     console.print(table)
 
 
-@app.command("cleanup")
+@app.command("cleanup", cls=RayCommand)
 @friendly
 def cleanup(
     all_runs: Annotated[
@@ -119,15 +120,46 @@ def cleanup(
             help="The engines to clean, comma-separated (default: the local Docker engine).",
         ),
     ] = None,
+    ray: RayOpt = None,
+    run: Annotated[
+        str | None,
+        typer.Option("--run", help="Only the containers of this run (its run.json's sandbox_run_id)."),
+    ] = None,
 ) -> None:
-    """Remove sandbox containers that outlived their run (after a SIGKILL, say), on every engine given.
+    """Remove sandbox containers that outlived their run (after a SIGKILL, say), on every engine given,
+    or with --ray on every node of a Ray cluster that offers intercode_slots (each node cleans its own
+    engines; a crashed driver's actors are gone, so what they held is removed).
 
     Examples:
       intercode-agents cleanup
       intercode-agents cleanup --all
       intercode-agents cleanup --engines unix:///var/run/docker.sock,unix:///run/d2.sock
+      intercode-agents cleanup --ray
+      intercode-agents cleanup --ray=ray://head:10001 --run ray-0123456789ab
     """
+    from intercode_agents.runner.config import check_ray, ray_address
+
+    address = ray_address(ray_option(ray))
+    if address is not None:
+        from intercode_agents.runner.ray.driver import clean_cluster
+
+        check_ray(True, engines)
+        results = clean_cluster(address, include_live_runs=all_runs, run_id=run)
+        for row in results:
+            where = f"ray node {row['node'][:8]} on {row['host'] or '?'}"
+            if row["error"]:
+                err_console.print(f"[yellow]{where}:[/] {row['error']}", highlight=False, soft_wrap=True)
+            console.print(f"{where}: removed {_containers(row['removed'])}", highlight=False)
+        console.print(f"removed {_containers(sum(r['removed'] for r in results))}", highlight=False)
+        if any(r["error"] for r in results):
+            raise typer.Exit(1)
+        return
     from intercode_agents.sandbox import cleanup_containers, resolve_engines
 
-    removed = cleanup_containers(include_live_runs=all_runs, backends=resolve_engines(engines).backends)
-    console.print(f"removed {removed} container{'s' if removed != 1 else ''}")
+    backends = resolve_engines(engines).backends
+    removed = cleanup_containers(include_live_runs=all_runs, backends=backends, run_id=run)
+    console.print(f"removed {_containers(removed)}")
+
+
+def _containers(n: int) -> str:
+    return f"{n} container{'s' if n != 1 else ''}"

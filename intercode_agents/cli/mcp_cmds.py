@@ -15,7 +15,7 @@ from intercode_agents.cli.run_cmds import EnginesOpt
 from intercode_agents.errors import ConfigError
 
 if TYPE_CHECKING:
-    from intercode_agents.mcp_server.episodes import ServerOptions
+    from intercode_agents.runner.episode_registry import ServerOptions
 
 TOKEN_ENV = "INTERCODE_AGENTS_MCP_TOKEN"
 
@@ -91,7 +91,7 @@ def mcp_cmd(
       intercode-agents mcp --env examples/custom_env/jq.yaml   # also serves the user's env "jq"
       intercode-agents mcp --engines unix:///var/run/docker.sock,tcp://127.0.0.1:2376
     """
-    from intercode_agents.mcp_server.episodes import ServerOptions
+    from intercode_agents.runner.episode_registry import ServerOptions
     from intercode_agents.sandbox import install_signal_handlers, resolve_engines
 
     if transport not in ("stdio", "http"):

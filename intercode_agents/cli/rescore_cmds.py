@@ -15,7 +15,10 @@ from intercode_agents.cli.run_cmds import (
     ConcurrencyOpt,
     ExecutionOpt,
     ProgressOpt,
+    RayCommand,
+    RayOpt,
     RewardOpt,
+    ray_option,
 )
 
 
@@ -33,7 +36,7 @@ def finite(value: Any) -> Any:
     return str(value)
 
 
-@app.command("rescore")
+@app.command("rescore", cls=RayCommand)
 @friendly
 def rescore_cmd(
     logs: Annotated[list[Path], typer.Argument(help="Trajectory files of the original harness (.json).")],
@@ -60,6 +63,7 @@ def rescore_cmd(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable report.")] = False,
     progress: ProgressOpt = True,
+    ray: RayOpt = None,
 ) -> None:
     """Replay the recorded actions of InterCode logs here, scoring each turn where the original's loop
     scored it, and compare: success rates, episodes that flip, the turns that disagree most and why.
@@ -74,6 +78,7 @@ def rescore_cmd(
       intercode-agents rescore ../shared/intercode-results/sql/gpt-3.5/*.json -c 8
       intercode-agents rescore ic_bash_multiturn_gpt-3.5_10_turns_fs_1.json --execution paper
       intercode-agents rescore my_log.json --env bash/fs2 --limit 5 --json
+      intercode-agents rescore ../shared/intercode-results/bash/gpt-4/*.json --ray
     """
     from intercode_agents.envs.bash.paper import EXECUTION_MODES
     from intercode_agents.errors import ConfigError
@@ -103,6 +108,7 @@ def rescore_cmd(
                 strict_queries=strict_queries,
                 progress=progress and not as_json,
                 console=err_console if as_json else console,
+                ray=ray_option(ray),
             )
             for path in logs
         ]

@@ -7,7 +7,9 @@ import random
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
+from typer.core import TyperCommand
 
 from intercode_agents.cli.app import app, console, err_console, friendly
 from intercode_agents.errors import ConfigError
@@ -38,7 +40,37 @@ EnginesOpt = Annotated[
         "Default: $INTERCODE_ENGINES, else the local Docker engine.",
     ),
 ]
+RayOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ray",
+        metavar="[ADDRESS]",
+        help="Play the episodes on a Ray cluster: one actor per node that offers the resource "
+        "intercode_slots, each on its node's own engines; this process writes the records. ADDRESS "
+        "defaults to $RAY_ADDRESS, else auto (the cluster this machine is part of); put a bare --ray "
+        "after the positional arguments, or write --ray=ADDRESS. Needs the ray extra.",
+        show_default=False,
+    ),
+]
 INTERRUPTED_EXIT = 130
+
+
+class RayCommand(TyperCommand):
+    """A command whose ``--ray`` may come without its ADDRESS (Typer's options always take one):
+    a bare ``--ray`` (last, or before another option) is read as ``--ray=``, Ray's own resolution."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        def bare(i: int) -> bool:
+            return args[i] == "--ray" and (i + 1 == len(args) or args[i + 1].startswith("-"))
+
+        return super().parse_args(ctx, ["--ray=" if bare(i) else arg for i, arg in enumerate(args)])
+
+
+def ray_option(value: str | None) -> str | bool | None:
+    """``--ray`` as ``EvalConfig.ray``: None (not given), True (bare: Ray's resolution), an address."""
+    if value is None:
+        return None
+    return value.strip() or True
 
 
 def parse_settings(items: list[str]) -> dict[str, Any]:
@@ -57,23 +89,38 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
     return parsed
 
 
-def print_engines(engines: list[dict[str, Any]], retried: int) -> None:
-    """With several engines: each one's state at the end, and the episodes played again."""
-    if len(engines) < 2:
+NODE_STATES = {"up": "up", "lost": "[red]lost[/]", "refused": "[yellow]left out[/]"}
+
+
+def print_engines(
+    engines: list[dict[str, Any]], retried: int, nodes: list[dict[str, Any]] | None = None
+) -> None:
+    """With several engines, or on Ray: each engine's or node's state at the end, and the episodes
+    played again."""
+    nodes = nodes or []
+    if len(engines) < 2 and not nodes:
         return
-    for e in engines:
+    for e in engines if len(engines) > 1 else []:
         state = "[red]not answering[/]" if e["down"] else "up"
-        latency = f", {e['latency_ms']} ms per call" if e["latency_ms"] is not None else ""
-        console.print(f"engine {e['engine']}: {state}, {e['slots']} slots{latency}", highlight=False)
+        console.print(f"engine {e['engine']}: {state}, {e['slots']} slots", highlight=False)
+    for n in nodes:
+        state = NODE_STATES.get(n["state"], n["state"])
+        why = f" ({n['note']})" if n["note"] and n["state"] != "up" else ""
+        console.print(
+            f"ray node {n['node'][:8]} on {n['host']}, engine {n['engine']}: {state}{why}, "
+            f"{n['slots']} slots, {n['episodes']} attempt(s) played",
+            highlight=False,
+            soft_wrap=True,
+        )
     if retried:
         console.print(
-            f"{retried} attempt(s) ended in an env error (an engine that stopped answering, say) and "
-            "were played again; each episode is recorded once.",
+            f"{retried} attempt(s) ended in an env error (an engine or node that stopped answering, say) "
+            "and were played again; each episode is recorded once.",
             highlight=False,
         )
 
 
-@app.command("gold")
+@app.command("gold", cls=RayCommand)
 @friendly
 def gold_cmd(
     env: Annotated[
@@ -89,6 +136,7 @@ def gold_cmd(
     ] = None,
     progress: ProgressOpt = True,
     engines: EnginesOpt = None,
+    ray: RayOpt = None,
 ) -> None:
     """Replay every selected task's gold answer through its env: it must score 1 (proves the envs).
 
@@ -100,6 +148,7 @@ def gold_cmd(
       intercode-agents gold bash
       intercode-agents gold sql --tasks mini --json
       intercode-agents gold python --tasks "python/mbpp/1?" --reward strict -c 8
+      intercode-agents gold bash --out runs/gold-bash --ray
     """
     from intercode_agents.report.terminal import gold_view
     from intercode_agents.runner.config import EvalConfig
@@ -117,6 +166,7 @@ def gold_cmd(
                     out_dir=out,
                     progress=progress and not as_json,
                     engines=engines,
+                    ray=ray_option(ray),
                 ),
                 console=err_console if as_json else console,
             )
@@ -128,12 +178,12 @@ def gold_cmd(
         typer.echo(json.dumps(report.to_json(), indent=2, default=str))
     else:
         console.print(gold_view(report))
-        print_engines(report.engines, report.engine_retries)
+        print_engines(report.engines, report.engine_retries, report.nodes)
     if not report.ok:
         raise typer.Exit(1)
 
 
-@app.command("replay")
+@app.command("replay", cls=RayCommand)
 @friendly
 def replay_cmd(
     trajectories: Annotated[Path, typer.Argument(help="A trajectories.jsonl file (or its run directory).")],
@@ -141,6 +191,7 @@ def replay_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable report.")] = False,
     progress: ProgressOpt = True,
     engines: EnginesOpt = None,
+    ray: RayOpt = None,
 ) -> None:
     """Re-run the recorded actions in fresh envs and re-score them; list every reward that changed.
 
@@ -150,6 +201,7 @@ def replay_cmd(
     Examples:
       intercode-agents replay runs/bash-react-local-20250101-120000/trajectories.jsonl
       intercode-agents replay runs/gold-mini --json
+      intercode-agents replay runs/gold-mini --ray=ray://head:10001
     """
     from intercode_agents.report.terminal import replay_view
     from intercode_agents.runner.interrupt import Interrupted, run_interruptible
@@ -165,6 +217,7 @@ def replay_cmd(
                 progress=progress and not as_json,
                 console=err_console if as_json else console,
                 engines=engines,
+                ray=ray_option(ray),
             )
         )
     except Interrupted as stop:

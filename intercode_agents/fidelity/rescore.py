@@ -52,6 +52,7 @@ from intercode_agents.fidelity.paper_log import (
     read_log,
 )
 from intercode_agents.reward import check_mode
+from intercode_agents.runner.config import check_ray, ray_address
 from intercode_agents.runner.direct import DIRECT
 from intercode_agents.runner.preflight import image_ids
 from intercode_agents.runner.progress import RunProgress
@@ -258,16 +259,26 @@ def reproduce_gold_cut(episodes: Sequence[EpisodeScore]) -> str | None:
     )
 
 
+SCORE_KEY = "rescore"  # where a replayed episode's scores ride in its trajectory's context
+
+
+def score_of(traj: Trajectory) -> EpisodeScore:
+    """The scores :class:`LogPlayer` put in ``traj`` (they travel with it, from a Ray node too)."""
+    raw = dict(traj.context[SCORE_KEY])
+    raw["turns"] = [TurnScore(**turn) for turn in raw["turns"]]
+    return EpisodeScore(**raw)
+
+
 @dataclass
 class LogPlayer:
-    """Replays logged episodes (by task id) and keeps each one's scores."""
+    """Replays logged episodes (by task id); each one's scores ride in its trajectory's context
+    (:func:`score_of`), so the player keeps nothing and can play anywhere."""
 
     logged: dict[str, LoggedEpisode]
     shape: Shape = "try_again"
     gold_outputs: bool = False  # run each task's gold once more, for its output (Bash)
     strategy: str = DIRECT
     model: str = "rescore"
-    scores: dict[str, EpisodeScore] = field(default_factory=dict)
 
     async def play(self, env: Env, task: Task, seed: int | None) -> Trajectory:
         episode = self.logged[task.id]
@@ -285,17 +296,17 @@ class LogPlayer:
         except Exception as exc:  # an env failure ends this episode only
             score.error = f"{type(exc).__name__}: {exc}"
         rewards = [t.ours for t in score.turns if t.ours is not None]
-        self.scores[task.id] = score
         if score.error is not None:
             recorder.failed("env_error", score.error)
-            return recorder.finish(settle=False)
-        if score.corrupt is not None:
+        elif score.corrupt is not None:
             recorder.failed("corrupt", score.corrupt)
-            return recorder.finish(settle=False)
-        score.ours_max = max(rewards, default=0.0)
+        else:
+            score.ours_max = max(rewards, default=0.0)
         traj = recorder.finish(settle=False)
-        traj.reward = score.ours_max  # the best turn's, as the paper's tables count an episode
-        traj.outcome = "solved" if score.ours_solved else "failed"
+        if score.error is None and score.corrupt is None:
+            traj.reward = score.ours_max  # the best turn's, as the paper's tables count an episode
+            traj.outcome = "solved" if score.ours_solved else "failed"
+        traj.context[SCORE_KEY] = asdict(score)
         return traj
 
     async def _replay(
@@ -362,8 +373,11 @@ async def rescore_file(
     data_root: str | Path | None = None,
     progress: bool = True,
     console: Console | None = None,
+    ray: str | bool | None = None,
 ) -> FileReport:
-    """Re-score one trajectory file of the original harness (see the module docstring)."""
+    """Re-score one trajectory file of the original harness (see the module docstring). ``ray``:
+    replay the episodes on a Ray cluster (see :class:`~intercode_agents.runner.config.EvalConfig`)."""
+    check_ray(ray, None)
     check_options(concurrency, limit, reward)
     log = read_log(path, env=env)
     episodes = log.episodes[:limit] if limit else log.episodes
@@ -375,24 +389,40 @@ async def rescore_file(
     tasks = [task for task, _ in pairs]
     by_cutting = log.env == "bash" and reward == "intercode"  # the quirk is of the intercode maths
     player = LogPlayer({task.id: ep for task, ep in pairs}, log.shape, gold_outputs=by_cutting)
+    scores: dict[str, EpisodeScore] = {}
     started = time.perf_counter()
     if tasks:
-        ids = await image_ids(tasks, execution=execution)
         options: dict[str, Any] = {"reward": reward, "execution": execution}
         if data_root is not None:
             options["data_root"] = data_root
         label = f"rescore {log.path.name}"
         with RunProgress(len(tasks), label=label, console=console, enabled=progress) as bar:
-            await run_episodes(
-                log.env,
-                [Episode(task) for task in tasks],
-                player,
-                concurrency=concurrency,
-                env_options=options,
-                image_ids=ids,
-                on_done=bar.advance,
-            )
-    replayed = [player.scores[task.id] for task in tasks]
+
+            def done(traj: Trajectory) -> None:
+                scores[traj.task_id] = score_of(traj)
+                bar.advance(traj)
+
+            async def play(cluster: Any, ids: dict[str, str]) -> None:
+                await run_episodes(
+                    log.env,
+                    [Episode(task) for task in tasks],
+                    player,
+                    concurrency=concurrency,
+                    env_options=options,
+                    image_ids=ids,
+                    on_done=done,
+                    ray=cluster,
+                )
+
+            address = ray_address(ray)
+            if address is None:
+                await play(None, await image_ids(tasks, execution=execution))
+            else:  # (every node checks its images before it plays)
+                from intercode_agents.runner.ray.driver import open_ray
+
+                async with open_ray(address, console=console) as cluster:
+                    await play(cluster, {})
+    replayed = [scores[task.id] for task in tasks]
     quirk = reproduce_gold_cut([e for e in replayed if e.corrupt is None]) if by_cutting else None
     for score in replayed:
         if score.corrupt is not None:

@@ -43,7 +43,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from intercode_agents import __version__
 from intercode_agents.datasets import select_tasks
 from intercode_agents.errors import ConfigError, IntercodeError
-from intercode_agents.mcp_server.episodes import EpisodeError, EpisodeRegistry, ServerOptions, served_env
+from intercode_agents.runner.episode_registry import EpisodeError, EpisodeRegistry, ServerOptions, served_env
 from intercode_agents.sandbox import RUN_ID
 
 QUESTION_CHARS = 600  # of each question in list_tasks

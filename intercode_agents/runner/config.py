@@ -74,7 +74,11 @@ class EvalConfig:
     given on a resume, the recorded errors are played again too. ``max_cost_usd`` caps the whole run.
     ``execution`` "paper" runs Bash and CTF actions as the original InterCode ran them. ``engines``
     says where the sandboxes run (an engine string, ``"a,b"``, a list, an ``EngineSet``; None:
-    ``$INTERCODE_ENGINES``, else the default backend).
+    ``$INTERCODE_ENGINES``, else the default backend). ``ray`` plays the episodes on a Ray cluster
+    instead (:mod:`intercode_agents.runner.ray`): True for Ray's own resolution of the address
+    (``$RAY_ADDRESS``, else ``auto``, the cluster this machine belongs to), or the address; each node
+    then drives its own engines, so ``engines`` is not given with it, and each node plays as many
+    episodes at once as the ``intercode_slots`` it offers (``concurrency`` is for local runs).
     """
 
     env: str | Path
@@ -99,6 +103,7 @@ class EvalConfig:
     max_cost_usd: float | None = None
     progress: bool = True
     engines: Any = None
+    ray: str | bool | None = None
 
     def __post_init__(self) -> None:
         if self.out_dir is not None and not isinstance(self.out_dir, Path):
@@ -115,10 +120,34 @@ class EvalConfig:
         if cap is not None and (isinstance(cap, bool) or cap <= 0):
             raise ConfigError(f"--max-cost must be a positive number of USD, got {cap!r}")
         check_mode(self.reward)
+        check_ray(self.ray, self.engines)
         if self.resume and self.out_dir is None:
             raise ConfigError("resume needs the run directory: pass --out DIR together with --resume")
+
+    @property
+    def ray_address(self) -> str | None:
+        """The Ray address asked for ("" for Ray's own resolution), or None for a local run."""
+        return ray_address(self.ray)
 
     @property
     def epoch_seed(self) -> int | None:
         """The seed of epoch 1: as given, or 0 when several epochs need several seeds."""
         return 0 if self.seed is None and self.epochs > 1 else self.seed
+
+
+def ray_address(ray: str | bool | None) -> str | None:
+    """``ray`` as an address: None (a local run), "" (Ray's own resolution) or the address given."""
+    if ray is None or ray is False:
+        return None
+    return "" if ray is True else ray.strip()
+
+
+def check_ray(ray: object, engines: object) -> None:
+    """A clear error for a ``ray`` setting that is no address, or one given with ``engines``."""
+    if ray is not None and not isinstance(ray, str | bool):
+        raise ConfigError(f"ray is True (Ray's own address resolution) or an address, not {ray!r}")
+    if ray not in (None, False) and engines not in (None, ""):
+        raise ConfigError(
+            "--ray and --engines (or $INTERCODE_ENGINES) exclude each other: on Ray each node drives its "
+            "own engines (the node's $INTERCODE_ENGINES or $DOCKER_HOST, else its local Docker engine)"
+        )

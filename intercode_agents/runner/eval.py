@@ -29,9 +29,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.language_models import BaseChatModel
 from rich.console import Console
 from rich.progress import Progress
 
@@ -41,7 +40,7 @@ from intercode_agents.errors import ConfigError
 from intercode_agents.metrics.summary import summarize
 from intercode_agents.paths import data_dir
 from intercode_agents.runner.config import EvalConfig
-from intercode_agents.runner.players import SPECIAL_MODELS, GoldPlayer, HumanPlayer, Player, StrategyPlayer
+from intercode_agents.runner.players import GoldPlayer, HumanPlayer, Player, StrategyPlayer, make_player
 from intercode_agents.runner.preflight import image_ids, load_local_model
 from intercode_agents.runner.progress import RunProgress
 from intercode_agents.runner.retries import NO_RETRIES, RetryPolicy
@@ -70,6 +69,9 @@ from intercode_agents.spec import load_spec
 from intercode_agents.strategies.budget import price_of
 from intercode_agents.trajectory import RETRYABLE_OUTCOMES, FailedAttempt, Trajectory
 
+if TYPE_CHECKING:
+    from intercode_agents.runner.ray.driver import RayRun
+
 
 @dataclass
 class EvalResult:
@@ -86,6 +88,7 @@ class EvalResult:
     lock_taken_over: str | None = None  # the holder a killed process left in run.lock
     stopped: str | None = None  # why the run stopped before playing every episode (the cost cap)
     engines: list[dict[str, Any]] = field(default_factory=list)  # each engine's state at the end
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # on Ray: each node's state at the end
 
     @property
     def engine_retries(self) -> int:
@@ -95,48 +98,6 @@ class EvalResult:
     @property
     def episodes_per_s(self) -> float:
         return self.new_episodes / self.wall_s if self.wall_s > 0 else 0.0
-
-
-def make_player(
-    model: str | BaseChatModel | None,
-    strategy: str | None,
-    *,
-    turns: int,
-    agent: str | None = None,
-    strategy_settings: dict[str, Any] | None = None,
-    model_settings: dict[str, Any] | None = None,
-) -> tuple[Player, Any]:
-    """The player of a run and its chat model (None for gold, human, and an agent without a model)."""
-    special = model.strip() if isinstance(model, str) and model.strip() in SPECIAL_MODELS else None
-    if special and agent:
-        raise ConfigError(f"--agent plays with a chat model (or with its own), not with --model {special}")
-    if special == "gold":
-        return GoldPlayer(), None
-    if special == "human":
-        return HumanPlayer(max_turns=turns), None
-    from intercode_agents.models import describe_model, resolve_model
-    from intercode_agents.strategies import get_strategy
-    from intercode_agents.strategies.agent import get_agent_strategy
-    from intercode_agents.strategies.base import NO_MODEL
-
-    settings = {"max_turns": turns, **(strategy_settings or {})}
-    if agent:
-        if strategy:
-            raise ConfigError("pass either --agent or --strategy: an agent is its own strategy")
-        runner = get_agent_strategy(agent, **settings)
-        chat = resolve_model(model, **(model_settings or {})) if model is not None else None
-        label = describe_model(chat)["name"] if chat is not None else NO_MODEL["name"]
-        return StrategyPlayer(runner, chat, label), chat
-    if model is None:
-        raise ConfigError("a run needs --model (local, provider:model, gold, human, ...) or an --agent")
-    if not strategy:
-        raise ConfigError(
-            "a chat model needs a strategy: pass --strategy try_again|react|plan_solve|tool_calling "
-            "(or PATH.py:Class), or --agent PATH.py:FACTORY"
-        )
-    runner = get_strategy(strategy, **settings)
-    chat = resolve_model(model, **(model_settings or {}))
-    return StrategyPlayer(runner, chat, describe_model(chat)["name"]), chat
 
 
 def choose_tasks(env_name: str, selector: str | None, limit: int | None) -> list[Task]:
@@ -172,7 +133,7 @@ def _open_run_dir(out_dir: Path, settings: dict[str, Any], plan: RunPlan, resume
             )
         previous = read_run_records(records_path, plan)
         saved["resumed_at"] = [*saved.get("resumed_at", []), settings["created_at"]]
-        for key in ("concurrency", "retry_errors", "max_cost_usd"):
+        for key in ("concurrency", "retry_errors", "max_cost_usd", "ray", "sandbox_run_id"):
             saved[key] = settings[key]
         write_json(out_dir / RUN_JSON, saved)
         return previous
@@ -230,9 +191,11 @@ async def run_eval(
     it again with ``resume=True`` and the same settings to finish the remaining tasks. A second
     process on the same ``out_dir`` raises :class:`~intercode_agents.runner.run_lock.RunDirectoryBusy`.
     With several engines each episode is placed on the engine with the most free capacity, and an
-    episode whose engine died is an env error, played again on the others. ``console`` and
-    ``progress_display`` only change how the run is shown; ``on_record`` is given each new record once
-    it is on disk (a failure there stops the run; the records written stay).
+    episode whose engine died is an env error, played again on the others. With ``config.ray`` the
+    nodes of a Ray cluster play the episodes, each on its own engines, and this process writes the
+    records (:mod:`intercode_agents.runner.ray`); a node lost mid-run is handled as a dead engine
+    is. ``console`` and ``progress_display`` only change how the run is shown; ``on_record`` is given
+    each new record once it is on disk (a failure there stops the run; the records written stay).
     """
     policy = RetryPolicy.from_option(config.retry_errors, wait_s=config.retry_wait_s)
     spec = load_spec(config.env)  # a user's env YAML path: the run and its records use the env's name
@@ -268,27 +231,42 @@ async def run_eval(
         "model_options": dict(config.model_settings),
         "max_cost_usd": config.max_cost_usd,
         "execution": config.execution,
+        "ray": None,  # the address of the Ray cluster that played the session (runner/ray)
     }
     if config.agent:
         settings["agent"] = player.runner.context()["agent"]  # type: ignore[union-attr]
     if spec.path.parent != data_dir("envs"):
         settings["env_definition"] = str(spec.path)  # a user's env: where its YAML is
     plan = RunPlan.from_settings(settings)
+    options = {"reward": plan.reward_mode, "execution": config.execution}
 
-    engine_set = resolve_engines(config.engines)
-    ids = await image_ids(tasks, execution=config.execution, engines=engine_set)
-    session = _Session(out, settings, plan, tasks, player, policy, budget, ids, engine_set)
-    session.max_cost_usd, session.progress_display = config.max_cost_usd, progress_display
-    session.on_record = on_record
-    await load_local_model(chat)
-    with RunLock(out) as lock:
-        return await session.run(
-            lock,
-            resume=config.resume,
-            replay_errors=config.resume and config.retry_errors is not None,
-            progress=progress,
-            console=console,
-        )
+    async def play(session: _Session) -> EvalResult:
+        session.max_cost_usd, session.progress_display = config.max_cost_usd, progress_display
+        session.on_record = on_record
+        with RunLock(out) as lock:
+            return await session.run(
+                lock,
+                resume=config.resume,
+                replay_errors=config.resume and config.retry_errors is not None,
+                progress=progress,
+                console=console,
+            )
+
+    address = config.ray_address
+    if address is None:
+        engine_set = resolve_engines(config.engines)
+        ids = await image_ids(tasks, execution=config.execution, engines=engine_set)
+        await load_local_model(chat)
+        options["backend"] = engine_set
+        return await play(_Session(out, settings, plan, tasks, player, policy, budget, ids, options))
+    from intercode_agents.runner.ray.driver import open_ray, travelling
+
+    travelling(player)  # a player that cannot go to the nodes is refused before any actor starts
+    async with open_ray(address, console=console) as cluster:
+        # Every node checks its images and builds the player before the run directory is touched.
+        ids = await cluster.prepare(env_name, options, player, tasks, config.execution)
+        settings |= {"ray": cluster.address, "sandbox_run_id": cluster.run_id}
+        return await play(_Session(out, settings, plan, tasks, player, policy, budget, ids, options, cluster))
 
 
 @dataclass
@@ -303,7 +281,8 @@ class _Session:
     policy: RetryPolicy
     turn_budget: int | None
     image_ids: dict[str, str]
-    engines: EngineSet
+    env_options: dict[str, Any]  # make_env's: reward, execution, and the engines of a local run
+    ray: RayRun | None = None  # the cluster that plays the episodes, or None for a local run
     max_cost_usd: float | None = None  # of the whole run, all sessions
     progress_display: Progress | None = None  # a display shared with other runs (several models)
     on_record: RecordHook | None = None  # told of each record once it is written
@@ -352,15 +331,12 @@ class _Session:
                     todo,
                     player,
                     concurrency=self.settings["concurrency"],
-                    env_options={
-                        "reward": plan.reward_mode,
-                        "execution": self.settings["execution"],
-                        "backend": self.engines,
-                    },
+                    env_options=self.env_options,
                     image_ids=self.image_ids,
                     on_done=on_done,
                     retry=self.policy,
                     keep_going=spend.allows_more,
+                    ray=self.ray,
                 )
         wall = time.perf_counter() - started
         final = dict(previous.accepted)
@@ -375,9 +351,11 @@ class _Session:
             summary["stopped"] = stopped
         write_json(out / SUMMARY, summary)
         replayed = len(todo) - (plan.size - len(previous.accepted))
+        engines = self.env_options.get("backend")
         return EvalResult(
             out, summary, records, len(new), len(kept), wall, previous.ignored, replayed, taken_over,
-            stopped, self.engines.describe(),
+            stopped, engines.describe() if isinstance(engines, EngineSet) else [],
+            self.ray.describe() if self.ray is not None else [],
         )  # fmt: skip
 
 

@@ -45,6 +45,7 @@ class GoldReport:
     concurrency: int
     engines: list[dict[str, Any]] = field(default_factory=list)  # each engine's state at the end
     engine_retries: int = 0  # attempts that ended in an env error and were played again
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # on Ray: each node's state at the end
 
     @property
     def total(self) -> int:
@@ -72,6 +73,7 @@ class GoldReport:
             "concurrency": self.concurrency,
             "engines": self.engines,
             "engine_retries": self.engine_retries,
+            "nodes": self.nodes,
             "solved": [asdict(r) for r in self.solved],
             "failed": [asdict(r) for r in self.failed],
             "corrupt": [asdict(r) for r in self.corrupt],
@@ -114,5 +116,5 @@ async def run_gold(config: EvalConfig, *, console: Console | None = None) -> Gol
     report = classify(
         load_spec(config.env).name, config.reward, result.records, result.wall_s, config.concurrency
     )
-    report.engines, report.engine_retries = result.engines, result.engine_retries
+    report.engines, report.engine_retries, report.nodes = result.engines, result.engine_retries, result.nodes
     return report

@@ -14,12 +14,13 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from intercode_agents.datasets import get_task
 from intercode_agents.errors import ConfigError
+from intercode_agents.runner.config import check_ray, ray_address
 from intercode_agents.runner.direct import replayable_actions
 from intercode_agents.runner.players import ScriptPlayer
 from intercode_agents.runner.preflight import image_ids
@@ -29,6 +30,9 @@ from intercode_agents.runner.workers import Episode, run_episodes
 from intercode_agents.sandbox import resolve_engines
 from intercode_agents.spec import load_spec
 from intercode_agents.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from intercode_agents.runner.ray.driver import RayRun
 
 TOLERANCE = 1e-6
 
@@ -88,11 +92,31 @@ async def replay_file(
     progress: bool = True,
     console: Console | None = None,
     engines: Any = None,
+    ray: str | bool | None = None,
 ) -> ReplayReport:
     """Replay every scored record of ``path`` (a ``trajectories.jsonl``) and compare the rewards.
-    ``engines``: where the sandboxes run (see :func:`~intercode_agents.sandbox.resolve_engines`)."""
+    ``engines``: where the sandboxes run (see :func:`~intercode_agents.sandbox.resolve_engines`);
+    ``ray``: on a Ray cluster instead (see :class:`~intercode_agents.runner.config.EvalConfig`)."""
     if concurrency < 1:
         raise ConfigError(f"--concurrency must be at least 1, got {concurrency}")
+    check_ray(ray, engines)
+    address = ray_address(ray)
+    if address is None:
+        return await _replay(path, concurrency, progress, console, engines, None)
+    from intercode_agents.runner.ray.driver import open_ray
+
+    async with open_ray(address, console=console) as cluster:
+        return await _replay(path, concurrency, progress, console, None, cluster)
+
+
+async def _replay(
+    path: str | Path,
+    concurrency: int,
+    progress: bool,
+    console: Console | None,
+    engines: Any,
+    cluster: RayRun | None,
+) -> ReplayReport:
     records = _load(Path(path))
     _load_user_env(Path(path).parent / RUN_JSON)
     skipped = [(r.task_id, f"no reward recorded (outcome {r.outcome})") for r in records if r.reward is None]
@@ -101,8 +125,11 @@ async def replay_file(
     for record in playable:
         groups[(record.env, record.reward_mode, record.execution)].append(record)
     tasks = {r.task_id: get_task(r.task_id) for r in playable}
-    engine_set = resolve_engines(engines)
-    ids = await image_ids(tasks.values(), engines=engine_set)
+    options: dict[str, Any] = {}
+    ids: dict[str, str] = {}
+    if cluster is None:  # (on Ray, every node checks its images before it plays)
+        options["backend"] = resolve_engines(engines)
+        ids = await image_ids(tasks.values(), engines=options["backend"])
 
     episodes: list[ReplayedEpisode] = []
     started = time.perf_counter()
@@ -117,9 +144,10 @@ async def replay_file(
                     [Episode(tasks[r.task_id], r.seed) for r in batch],
                     player,
                     concurrency=concurrency,
-                    env_options={"reward": reward_mode, "execution": execution, "backend": engine_set},
+                    env_options={"reward": reward_mode, "execution": execution, **options},
                     image_ids=ids,
                     on_done=bar.advance,
+                    ray=cluster,
                 )
                 for new in replays:
                     episodes.append(_compare(recorded[new.task_id], new))

@@ -6,6 +6,10 @@ worker within the bounds of a :class:`~intercode_agents.runner.retries.RetryPoli
 attempt is handed over. A finished trajectory goes to ``on_done`` at once (the runner appends it to
 the records). Cancelling the run (Ctrl-C) cancels the episodes in flight and closes every env, which
 removes their containers; finished episodes were already handed over.
+
+With ``ray`` (a :class:`~intercode_agents.runner.ray.driver.RayRun`) the same queue is played by the
+actors of a Ray cluster's nodes instead, each on its node's own engines; the finished trajectories
+still come back here, one by one, to ``on_done`` (see :mod:`intercode_agents.runner.ray`).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from intercode_agents.datasets import Task
 from intercode_agents.envs import Env, make_env
@@ -21,6 +25,9 @@ from intercode_agents.errors import IntercodeError
 from intercode_agents.runner.players import Player
 from intercode_agents.runner.retries import NO_RETRIES, RetryPolicy, play_with_retries
 from intercode_agents.trajectory import FailedAttempt, Trajectory
+
+if TYPE_CHECKING:
+    from intercode_agents.runner.ray.driver import RayRun
 
 
 @dataclass(frozen=True)
@@ -45,14 +52,29 @@ async def run_episodes(
     envs: Sequence[Env] | None = None,
     retry: RetryPolicy = NO_RETRIES,
     keep_going: Callable[[], bool] | None = None,
+    ray: RayRun | None = None,
 ) -> list[Trajectory]:
     """Play ``episodes`` with at most ``concurrency`` at a time; return the trajectories in finish order.
 
     Each worker makes its own env and closes it at the end, unless ``envs`` are given: then one
     worker plays on each of them and leaves it open (its pools stay warm for the next call).
     ``keep_going`` is asked before each episode starts; once it says False no more start (the run's
-    cost cap), and the episodes in flight finish.
+    cost cap), and the episodes in flight finish. With ``ray`` the nodes play them (``concurrency``,
+    ``envs`` and ``image_ids`` are the nodes' own then, and ``env_options`` go to every node but its
+    ``backend``: a node drives its own engines).
     """
+    if ray is not None:
+        options = dict(env_options or {})
+        return await ray.play(
+            env_name,
+            episodes,
+            player,
+            options=options,
+            retry=retry,
+            on_done=on_done,
+            keep_going=keep_going,
+            execution=options.get("execution", "session"),
+        )
     queue: asyncio.Queue[Episode] = asyncio.Queue()
     for episode in episodes:
         queue.put_nowait(episode)

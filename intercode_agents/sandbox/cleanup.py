@@ -92,9 +92,12 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def cleanup_containers(*, include_live_runs: bool = False, backends: Iterable[Backend] | None = None) -> int:
+def cleanup_containers(
+    *, include_live_runs: bool = False, backends: Iterable[Backend] | None = None, run_id: str | None = None
+) -> int:
     """Remove project-labelled sandboxes that outlived their process, on each of ``backends`` (by
-    default the process's default backend). Return how many were removed.
+    default the process's default backend), only those of the run ``run_id`` when it is given (a
+    run directory's ``sandbox_run_id``). Return how many were removed.
 
     Sandboxes whose creating process is still alive on this host are kept unless
     ``include_live_runs`` is set (so a cleanup never pulls the rug from a running eval). An engine
@@ -108,7 +111,7 @@ def cleanup_containers(*, include_live_runs: bool = False, backends: Iterable[Ba
     down: list[str] = []
     for backend in list(backends) if backends is not None else [default_backend()]:
         try:
-            found = backend.leftovers_now({LABEL: "1"})
+            found = backend.leftovers_now({LABEL: "1"} | ({LABEL_RUN: run_id} if run_id else {}))
         except EngineUnavailable as exc:
             down.append(f"{backend.name}: {exc}")
             continue

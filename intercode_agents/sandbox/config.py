@@ -15,8 +15,10 @@ LABEL = "intercode-agents"  # every container the project creates carries this l
 LABEL_RUN = "intercode-agents.run"
 LABEL_PID = "intercode-agents.pid"
 
-#: A new id per process; containers of one process share it so a run's leftovers can be found.
-RUN_ID = os.environ.get("INTERCODE_AGENTS_RUN_ID") or uuid.uuid4().hex[:12]
+RUN_ID_ENV = "INTERCODE_AGENTS_RUN_ID"
+#: A new id per process (or the one ``$INTERCODE_AGENTS_RUN_ID`` gives: a Ray run's actors share
+#: their run's); containers of one process share it so a run's leftovers can be found.
+RUN_ID = os.environ.get(RUN_ID_ENV) or uuid.uuid4().hex[:12]
 
 # Enough for root inside the sandbox to own, chmod and signal its own files and processes.
 DEFAULT_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID")

@@ -1,16 +1,16 @@
-"""Many engines at once: where the next sandbox goes, and how each engine is doing.
+"""Several engines behind one harness on one host: where the next sandbox goes, and which engine is down.
 
 An :class:`EngineSet` holds one or more backends (``--engines URL[,URL...]``, ``$INTERCODE_ENGINES``,
-``make_env(..., backend=EngineSet(...))``). Each new episode's sandboxes are placed on the engine with
-the most free capacity:
+``make_env(..., backend=EngineSet(...))``): a Docker engine and a Podman service on one machine, say,
+or two dockerds with their own storage. Beyond one machine a run goes on a Ray cluster, whose nodes
+each drive their own engines (:mod:`intercode_agents.runner.ray`); placement across machines is
+Ray's, so this module keeps only what several engines on one host need. Each new episode's sandboxes
+are placed on the engine with the most free slots:
 
 - **Slots.** Each engine has ``slots`` (``?slots=N`` in an engine string, the ``slots`` field of its
-  config): the sandboxes it should hold at once. Free capacity is its slots less the sandboxes this
-  process has alive on it.
-- **Back-off on latency.** Every create and exec call's latency feeds an average per engine; the
-  lowest average seen is its baseline. When the average climbs past twice the baseline (the engine,
-  or its host, is saturated), the engine's slots shrink in proportion, down to a quarter, and grow
-  back as it recovers. So a slow engine gets fewer new sandboxes while the others take the load.
+  config): the sandboxes it should hold at once. Free slots are its slots less the sandboxes this
+  process has alive on it. (No back-off on latency: engines on one host share its CPUs and slow down
+  together, so a latency measured on one says nothing of the others.)
 - **Down engines.** An engine that stopped answering (a refused connection, a call past its
   deadline) is left out for 5 s, doubling to a minute, and tried again after; if every engine is
   down the one that failed longest ago is tried, so errors come fast rather than hang.
@@ -23,8 +23,8 @@ the engines that still answer.
 **Placement is the harness's, not the backend's.** A backend only does what the contract
 (:mod:`intercode_agents.sandbox.contract`) asks. The set sees each engine through a :class:`Metered`
 view: a :class:`Backend` that hands every contract call to the engine's backend and, on the way,
-counts the sandboxes created and removed, times creates and execs, and marks the engine down when a
-call finds it unreachable. So any backend, a third party's included, gets placement without writing
+counts the sandboxes created and removed, and marks the engine down when a call finds it
+unreachable. So any backend, a third party's included, gets placement without writing
 a line for it. There is one view per backend in a process (:func:`metered`), and
 :func:`resolve_engines` gives the same set for the same engines, so every env of a run, and every
 set that shares an engine, reads the same counts.
@@ -53,8 +53,6 @@ from intercode_agents.sandbox.contract import (
 T = TypeVar("T")
 ENGINES_ENV = "INTERCODE_ENGINES"
 DEFAULT_SLOTS = 16
-SLOW_FACTOR = 2.0  # latency past this many baselines shrinks the engine's slots
-MIN_SHARE = 0.25  # the least share of its slots a slow engine keeps
 
 
 class Metered(Backend):
@@ -70,8 +68,6 @@ class Metered(Backend):
         self.docker_changes = engine.docker_changes
         self.slots = slots
         self.live = 0  # sandboxes created and not yet removed
-        self.latency: float | None = None  # seconds, an average of recent create and exec calls
-        self.baseline: float | None = None  # the lowest such average seen: the engine at ease
         self.down_until = 0.0  # monotonic time before which placement avoids this engine
         self.failures = 0
 
@@ -84,11 +80,6 @@ class Metered(Backend):
         return getattr(self.engine, name)
 
     # -- health ---------------------------------------------------------------------------------
-    def note_latency(self, seconds: float) -> None:
-        self.latency = seconds if self.latency is None else 0.8 * self.latency + 0.2 * seconds
-        if self.baseline is None or self.latency < self.baseline:
-            self.baseline = self.latency
-
     def note_down(self) -> None:
         """The engine did not answer: avoid it for a while (5 s, doubling to a minute)."""
         self.failures += 1
@@ -102,10 +93,8 @@ class Metered(Backend):
     def down(self) -> bool:
         return time.monotonic() < self.down_until
 
-    async def _watch(self, call: Awaitable[T], *, timed: bool = False) -> T:
-        """Await one engine call: an unreachable engine is marked down, one that answers up again,
-        and a ``timed`` call's latency feeds the back-off."""
-        started = time.perf_counter()
+    async def _watch(self, call: Awaitable[T]) -> T:
+        """Await one engine call: an unreachable engine is marked down, one that answers up again."""
         try:
             result = await call
         except (EngineUnavailable, EngineTimeout):
@@ -113,8 +102,6 @@ class Metered(Backend):
             raise
         if self.failures:
             self.note_up()
-        if timed:
-            self.note_latency(time.perf_counter() - started)
         return result
 
     # -- the contract, handed on --------------------------------------------------------------
@@ -125,7 +112,7 @@ class Metered(Backend):
         return await self._watch(self.engine.image(ref))
 
     async def create(self, request: CreateRequest) -> str:
-        sandbox_id = await self._watch(self.engine.create(request), timed=True)
+        sandbox_id = await self._watch(self.engine.create(request))
         self.live += 1
         return sandbox_id
 
@@ -150,7 +137,7 @@ class Metered(Backend):
         stdin: bool = True,
     ) -> Channel:
         call = self.engine.exec(sandbox_id, argv, user=user, workdir=workdir, env=env, stdin=stdin)
-        return await self._watch(call, timed=True)
+        return await self._watch(call)
 
     async def put_archive(self, sandbox_id: str, path: str, tar_bytes: bytes) -> None:
         await self._watch(self.engine.put_archive(sandbox_id, path, tar_bytes))
@@ -200,15 +187,8 @@ def metered(backend: Backend) -> Metered:
     return _meters[backend]
 
 
-def capacity(engine: Metered) -> float:
-    """``engine``'s slots, shrunk while its latency is past :data:`SLOW_FACTOR` baselines."""
-    if engine.latency is None or not engine.baseline or engine.latency <= SLOW_FACTOR * engine.baseline:
-        return float(engine.slots)
-    return engine.slots * max(MIN_SHARE, SLOW_FACTOR * engine.baseline / engine.latency)
-
-
-def free(engine: Metered) -> float:
-    return capacity(engine) - engine.live
+def free(engine: Metered) -> int:
+    return engine.slots - engine.live
 
 
 class EngineSet:
@@ -235,27 +215,17 @@ class EngineSet:
         return self.backends[0]
 
     def choose(self) -> Metered:
-        """The engine with the most free capacity among those that answer (ties take turns)."""
+        """The engine with the most free slots among those that answer (ties take turns)."""
         up = [b for b in self.backends if not b.down]
         if not up:
             return min(self.backends, key=lambda b: b.down_until)
         best = max(free(b) for b in up)
-        tied = [b for b in up if free(b) >= best - 1e-9]
+        tied = [b for b in up if free(b) == best]
         return tied[next(self._turn) % len(tied)]
 
     def describe(self) -> list[dict[str, Any]]:
-        """Each engine's slots, live sandboxes, capacity now, latency and state (for run summaries)."""
-        return [
-            {
-                "engine": b.name,
-                "slots": b.slots,
-                "live": b.live,
-                "capacity": round(capacity(b), 2),
-                "latency_ms": None if b.latency is None else round(b.latency * 1000, 1),
-                "down": b.down,
-            }
-            for b in self.backends
-        ]
+        """Each engine's slots, live sandboxes and state (for run summaries)."""
+        return [{"engine": b.name, "slots": b.slots, "live": b.live, "down": b.down} for b in self.backends]
 
 
 _sets: dict[tuple[Backend, ...], EngineSet] = {}

@@ -34,9 +34,9 @@ import uvicorn
 from mcp import Client, StdioServerParameters
 
 from intercode_agents.guards import Guard
-from intercode_agents.mcp_server import episodes as episodes_module
-from intercode_agents.mcp_server.episodes import EpisodeRegistry, ServerOptions
 from intercode_agents.mcp_server.server import build_server
+from intercode_agents.runner import episode_registry as episodes_module
+from intercode_agents.runner.episode_registry import EpisodeRegistry, ServerOptions
 from intercode_agents.sandbox import RUN_ID
 from intercode_agents.sandbox.config import LABEL_RUN
 

@@ -27,8 +27,8 @@ from mcp.shared.exceptions import MCPError
 
 from intercode_agents.errors import ConfigError
 from intercode_agents.images import copy_refs, image_ref
-from intercode_agents.mcp_server.episodes import EpisodeError, EpisodeRegistry, ServerOptions
 from intercode_agents.mcp_server.server import BearerAuth, build_server, check_bind
+from intercode_agents.runner.episode_registry import EpisodeError, EpisodeRegistry, ServerOptions
 from intercode_agents.sandbox.config import LABEL_RUN
 from tests import engines
 

@@ -1,5 +1,5 @@
-"""Placement is the harness's: any backend, a third party's included, is counted, timed and left out
-when it stops answering, without a line of placement code of its own; backend types come from one
+"""Placement is the harness's: any backend, a third party's included, is counted and left out when it
+stops answering, without a line of placement code of its own; backend types come from one
 registry, and engine strings and configs name them as before."""
 
 from __future__ import annotations
@@ -70,13 +70,13 @@ def test_the_docker_client_library_is_imported_only_when_a_docker_engine_is_used
     assert out.split() == ["False", "True"]
 
 
-async def test_a_backend_without_placement_code_is_counted_and_timed(bash_image):
+async def test_a_backend_without_placement_code_is_counted(bash_image):
     engines = resolve_engines(f"docker?slots=2,relay:{LOCAL}?slots=3")
     assert resolve_engines(["docker?slots=2", f"relay:{LOCAL}?slots=3"]) is engines  # one set for a run
     assert all(isinstance(b, Metered) for b in engines.backends)
     assert engines.describe() == [
-        {"engine": "local", "slots": 2, "live": 0, "capacity": 2.0, "latency_ms": None, "down": False},
-        {"engine": "relay", "slots": 3, "live": 0, "capacity": 3.0, "latency_ms": None, "down": False},
+        {"engine": "local", "slots": 2, "live": 0, "down": False},
+        {"engine": "relay", "slots": 3, "live": 0, "down": False},
     ]
     async with Sandbox(bash_image, backend=engines, cmd=SLEEPER) as first:
         assert first.backend.name == "relay"  # the most free slots
@@ -84,7 +84,7 @@ async def test_a_backend_without_placement_code_is_counted_and_timed(bash_image)
         info = await first.backend.inspect(first.id)  # what is not in the contract passes through
         assert info["Id"] == first.id
         relay = {row["engine"]: row for row in engines.describe()}["relay"]
-        assert relay["live"] == 1 and relay["latency_ms"] is not None and relay["latency_ms"] > 0
+        assert relay["live"] == 1
     assert [row["live"] for row in engines.describe()] == [0, 0]
 
 

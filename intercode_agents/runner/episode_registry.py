@@ -1,14 +1,17 @@
-"""Episodes held by the MCP server: each one an env of its own, keyed by an unguessable id.
+"""Episodes a client drives one call at a time, each an env of its own, keyed by an unguessable id.
 
-Current MCP protocol revisions are sessionless, so nothing here depends on a transport session:
-every call names its episode, and the id (random, 128 bits) is the only handle on it. The registry
-limits how many episodes run at once, ends episodes idle past their TTL (a reaper task), and ends
-all of them when it closes, which the server does on exit and when a stdio client goes away: their
-containers are removed then. Every episode is recorded as a :class:`~intercode_agents.trajectory.
-Trajectory` (strategy ``mcp``), appended to ``trajectories.jsonl`` of the server's record folder
-when it has one. With several engines (``ServerOptions.engines``, ``--engines``) each episode's env
-gets the server's one engine set, as the runner's envs do, so its sandboxes are placed over them and
-closing the env removes them on whichever engine holds them.
+Two front ends hold episodes this way: the MCP server (``intercode-agents mcp``) for MCP clients, and
+each node's actor on a Ray cluster (:mod:`intercode_agents.runner.ray.node`) for a trainer's workers.
+Nothing here depends on a transport or a session: every call names its episode, and the id (random,
+128 bits) is the only handle on it. The registry limits how many episodes run at once, ends episodes
+idle past their TTL (a reaper task), and ends all of them when it closes, which the server does on
+exit and when a stdio client goes away, and an actor when its run ends: their containers are removed
+then. Every episode is recorded as a :class:`~intercode_agents.trajectory.Trajectory` (strategy
+``ServerOptions.strategy_label``: ``mcp`` or ``ray``), appended to ``trajectories.jsonl`` of the
+record folder when there is one (an actor has none: it hands each record to its caller). With
+several engines (``ServerOptions.engines``, ``--engines``) each episode's env gets the one engine set,
+as the runner's envs do, so its sandboxes are placed over them and closing the env removes them on
+whichever engine holds them.
 
 **Turns.** With a turn limit (``max_turns``, ``--turns``), every ``act``, ``rollback`` and
 ``evaluate`` uses a turn, and once they are spent those calls are refused without running; a
@@ -96,6 +99,7 @@ class ServerOptions:
     max_vetoes: int = 2
     record_dir: Path | None = None
     client_label: str = "mcp-client"
+    strategy_label: str = STRATEGY  # the records' strategy: who held the episodes
     engines: EngineSet | None = None  # where the sandboxes run (None: $INTERCODE_ENGINES, else the default)
 
     def policy(self) -> GuardPolicy:
@@ -263,7 +267,9 @@ class EpisodeRegistry:
             "observation_limit": self.options.observation_limit,
             "evaluate": self.options.evaluate,
         }
-        recorder = EpisodeRecorder(env, strategy=STRATEGY, model=self.options.client_label, context=context)
+        recorder = EpisodeRecorder(
+            env, strategy=self.options.strategy_label, model=self.options.client_label, context=context
+        )
         recorder.started(question, info)
         episode = ServerEpisode(episode_id, env, guard, recorder, time.perf_counter())
         self.episodes[episode_id] = episode
