@@ -40,6 +40,7 @@ from intercode_agents.envs.recorder import EpisodeRecorder
 from intercode_agents.envs.reward_view import agent_parts
 from intercode_agents.envs.steps import StepResult, Submit, read_action
 from intercode_agents.errors import IntercodeError
+from intercode_agents.spec import load_spec
 from intercode_agents.tools.observation import DEFAULT_OBSERVATION_LIMIT, model_view
 from intercode_agents.trajectory import Trajectory
 
@@ -90,6 +91,7 @@ class Rollout:
         on_record: Callable[[Trajectory], None] | None = None,
     ) -> None:
         self.env_name = env
+        self.spec = load_spec(env)  # a bad env is an error here; a YAML's env becomes known by name
         self.options = options or RolloutOptions()
         self.on_record = on_record
         self.env: Env | None = None

@@ -145,7 +145,11 @@ class IntercodeTextEnv(BaseTextEnv):
         settings: dict[str, Any] = {"max_turns": self.max_turns}
         if self.prompt_file:
             settings["prompt_file"] = self.prompt_file
-        self._prompts = episode_prompts(env, turn.observation, STRATEGY, **settings)
+        try:
+            self._prompts = episode_prompts(env, turn.observation, STRATEGY, **settings)
+        except BaseException:
+            await self._rollout.close("the episode's prompts could not be made")  # SkyRL will not close
+            raise
         conversation = convert_to_openai_messages(self._prompts.opening())
         return conversation, turn.info  # type: ignore[return-value]
 

@@ -120,7 +120,11 @@ class IntercodeEnvironment:
         env = self._rollout.env
         assert env is not None  # (reset made it)
         settings: dict[str, Any] = {"max_turns": self._max_turns} if self._max_turns else {}
-        system, task = episode_prompts(env, turn.observation, STRATEGY, **settings).opening()
+        try:
+            system, task = episode_prompts(env, turn.observation, STRATEGY, **settings).opening()
+        except BaseException:
+            await self._rollout.end("the episode's prompts could not be made")
+            raise
         prompt = row.get("prompt")
         messages = prompt if isinstance(prompt, list) else []
         has_system = any(isinstance(m, Mapping) and m.get("role") == "system" for m in messages)

@@ -164,3 +164,16 @@ def test_envs_never_closed_leave_no_container_once_the_process_ends() -> None:
     assert "Unclosed" not in done.stderr  # the adapter loop's engine connections were closed too
     left = docker.from_env().api.containers(all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
     assert left == []
+
+
+def test_an_env_that_fails_ends_the_episode_without_failing_the_batch() -> None:
+    env_id = adapter.register(ROOT / "tests" / "faulty_env" / "faulty.yaml")
+    env = skyrl_gym.make(env_id, env_config={}, extras={"task_id": "faulty/mini/0"})
+    env.init([])
+    sandbox = env._rollout.env.sandbox.id
+    out = env.step("Action: explode")
+    assert out["done"] and out["reward"] == 0.0 and "the engine went away" in out["metadata"]["env_error"]
+    assert env.get_metrics()["env_error"] == 1
+    assert env._rollout.trajectory.outcome == "env_error"
+    assert not docker.from_env().api.containers(all=True, filters={"id": sandbox})
+    env.close()

@@ -26,7 +26,7 @@ from intercode_agents.integrations.trl import (
     environment_factory,
 )
 from intercode_agents.runner.direct import gold_actions
-from intercode_agents.runner.rollout import RolloutError
+from intercode_agents.runner.rollout import EpisodeFailed, RolloutError
 from tests import ROOT
 
 
@@ -143,3 +143,14 @@ def test_the_factory_picks_the_class_for_a_users_env() -> None:
     assert type(env) is BashEnvironment and env._env.endswith("jq.yaml")
     with pytest.raises(ConfigError, match="unknown env"):
         environment_factory("cobol")
+
+
+def test_an_env_that_fails_gives_no_reward_rather_than_a_false_zero() -> None:
+    env = environment_factory(ROOT / "tests" / "faulty_env" / "faulty.yaml")()
+    env.reset(task_id="faulty/mini/0")
+    with pytest.raises(EpisodeFailed, match="the engine went away"):  # TRL hands the model the error
+        env.run_bash(command="explode")
+    with pytest.raises(RuntimeError, match="the episode is over"):
+        env.run_bash(command="ls")
+    assert env.get_reward() is None  # TRL leaves a None out of the loss
+    env._close()
