@@ -59,7 +59,9 @@ class LocalServer:
         """The token ids of the prompt a chat completion of ``payload`` reads: the model's chat
         template applied by llama.cpp itself (``/apply-template``), tokenized as a completion tokenizes
         its prompt (``/tokenize``, special tokens read), over the loopback port the server listens on."""
-        chat = {key: payload[key] for key in ("messages", "tools", "tool_choice") if key in payload}
+        chat: dict[str, Any] = {
+            key: payload[key] for key in ("messages", "tools", "tool_choice") if key in payload
+        }
         prompt = self._post("/apply-template", chat)["prompt"]
         found = self._post("/tokenize", {"content": prompt, "add_special": True, "parse_special": True})
         return [int(token) for token in found["tokens"]]

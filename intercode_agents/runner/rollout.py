@@ -336,8 +336,10 @@ class Rollout:
             elif selector is not None:
                 pool = await asyncio.to_thread(select_tasks, self.env_name, selector, data_root=data_root)
             else:
-                pool = allowed or await asyncio.to_thread(
-                    select_tasks, self.env_name, None, data_root=data_root
+                pool = (
+                    allowed
+                    if allowed is not None
+                    else await asyncio.to_thread(select_tasks, self.env_name, None, data_root=data_root)
                 )
         except RolloutError:
             raise

@@ -23,7 +23,7 @@ from langchain_core.prompts import PromptTemplate
 from intercode_agents.envs.base import Env
 from intercode_agents.envs.recorder import EpisodeRecorder
 from intercode_agents.envs.steps import StepResult
-from intercode_agents.errors import IntercodeError
+from intercode_agents.errors import ConfigError, IntercodeError
 from intercode_agents.models.calls import ModelCallFailed, ModelReply, call_model, is_transient
 from intercode_agents.models.tokens import reported_tokens
 from intercode_agents.strategies.budget import EpisodeBudget
@@ -186,6 +186,8 @@ class EpisodeRun:
         context window."""
         self.budget.check(self.trajectory)
         chat = model if model is not None else self.model
+        if chat is None:
+            raise ConfigError("this strategy asks a chat model, and the episode has none")
         if self.config.record_tokens:
             chat = chat.bind(logprobs=True)  # the convention of models.tokens: report the tokens
         try:

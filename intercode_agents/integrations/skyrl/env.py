@@ -49,8 +49,15 @@ from intercode_agents.tools.observation import DEFAULT_OBSERVATION_LIMIT
 DEFAULT_MAX_TURNS = 10
 STRATEGY = "react"  # whose prompts and reply format the env speaks
 ENV_OPTIONS = ("reward", "action_timeout", "data_root")
-CONFIG_KEYS = (*ENV_OPTIONS, "max_turns", "observation_limit", "tasks", "prompt_file", "record_dir")
-CONFIG_KEYS += ("call_timeout_s",)
+CONFIG_KEYS = (
+    *ENV_OPTIONS,
+    "max_turns",
+    "observation_limit",
+    "tasks",
+    "prompt_file",
+    "record_dir",
+    "call_timeout_s",
+)
 
 
 def _plain(config: Any) -> dict[str, Any]:
@@ -64,7 +71,7 @@ def _plain(config: Any) -> dict[str, Any]:
             config = OmegaConf.to_container(config, resolve=True)
         except Exception as exc:
             raise ConfigError(f"env_config must be a mapping, got {type(config).__name__}") from exc
-    plain = dict(config)  # type: ignore[arg-type]
+    plain = dict(config)
     unknown = sorted(set(plain) - set(CONFIG_KEYS))
     if unknown:
         raise ConfigError(f"unknown env_config keys {unknown}; the keys are {', '.join(CONFIG_KEYS)}")
@@ -151,7 +158,7 @@ class IntercodeTextEnv(BaseTextEnv):
             await self._rollout.close("the episode's prompts could not be made")  # SkyRL will not close
             raise
         conversation = convert_to_openai_messages(self._prompts.opening())
-        return conversation, turn.info  # type: ignore[return-value]
+        return conversation, turn.info
 
     async def _act(self, reply: str) -> tuple[Turn, str]:
         """Carry out the reply; the message the model reads next (empty once the episode is over)."""
