@@ -116,7 +116,7 @@ class Rollout:
         return self._turns
 
     def state(self) -> dict[str, Any]:
-        task = self.env.task if self.env is not None and self._recorder is not None else None
+        task = self.env.task if self.env is not None else None  # (the last episode's, once it is over)
         return {
             "episode_id": self.episode_id,
             "task_id": task.id if task is not None else None,

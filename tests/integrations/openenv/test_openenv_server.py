@@ -125,7 +125,7 @@ async def test_a_gold_episode_of_each_family_scores_1_through_openenvs_client(fa
     assert [step.done for step in steps] == [False] * (len(steps) - 1) + [True]
     assert steps[-1].reward == 1.0 and steps[-1].observation["info"]["solved"] is True
     assert all(step.reward == 0.0 for step in steps[:-1])
-    assert state["task_id"] is None and state["done"] is True and state["step_count"] == len(steps)
+    assert state["task_id"] == task_id and state["done"] is True and state["step_count"] == len(steps)
     assert record.task_id == task_id and record.outcome == "solved" and record.strategy == "openenv"
 
 
