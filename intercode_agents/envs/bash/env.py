@@ -9,7 +9,9 @@ outputs (see
 per process (:mod:`intercode_agents.envs.bash.facts`). A score below 1 is checked against a fresh
 gold run in a sandbox of its own (as the original ran the gold at every submit), so a gold whose
 output drifts (a date, a disk usage figure) never costs the agent; a gold too large to cache always
-runs fresh.
+runs fresh. A task whose gold cannot do here what it did in the original (it downloads or resolves
+names, and the sandboxes have no network: :mod:`intercode_agents.datasets.gold_caveats`) is scored
+corrupt, in both reward modes, without running its gold.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from intercode_agents.datasets import Task
+from intercode_agents.datasets.gold_caveats import corrupt_reason
 from intercode_agents.datasets.sources import TaskSource
 from intercode_agents.datasets.task import TaskDetails
 from intercode_agents.envs.base import ActionResult
@@ -169,6 +172,9 @@ class BashEnv(PooledEnv):
     async def _score(self, submission: str) -> RewardResult:
         task = self._require_task()
         assert self.sandbox is not None
+        if reason := corrupt_reason(task.id):  # a declared caveat: the gold cannot do here what it did
+            parts: dict[str, Any] = {"corrupt": True, "corrupt_reason": reason}
+            return RewardResult(0.0, parts, corrupt=True, note=f"the task cannot be scored here: {reason}")
         facts = await self._facts(task)
         if facts is None:
             return await self._score_with_live_gold(task, submission)
