@@ -86,6 +86,11 @@ install_package() {
   phase "Python package (editable, with the test and local-model extras, into $VIRTUAL_ENV)"
   # (pip's own status decides: the filter only drops a warning; and the import is checked away from
   # the checkout, whose source folder would otherwise be imported whether pip installed it or not)
+  # torch (the trl extra's) as its CPU build: PyPI's default build brings gigabytes of CUDA libraries.
+  # Where PyTorch's index cannot be reached, the extra's install below takes PyPI's.
+  "$PY" -c 'import torch' 2>/dev/null || "$PY" -m pip install -q --disable-pip-version-check torch \
+    --index-url https://download.pytorch.org/whl/cpu >/dev/null 2>&1 \
+    || echo "the CPU build of torch could not be fetched; the trl extra brings PyPI's"
   "$PY" -m pip install -q --disable-pip-version-check -e '.[test]' 2>&1 \
     | { grep -v "Running pip as the 'root' user" || true; }
   (cd / && "$PY" -c "import intercode_agents, pytest, langchain, mcp")
