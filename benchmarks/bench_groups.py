@@ -16,7 +16,9 @@ one process, each round in turn (the median of the rounds is printed):
 The gold facts are computed once before timing (``facts_cache="process"``), so every mode scores
 alike. Printed per mode: episodes per second, the harness's CPU milliseconds per episode (this
 process: on a shared machine wall time falls with others' load, CPU per episode does not), and the
-ratio to ``singles``.
+ratio to ``singles``. Before each timed call the kept envs' pools are left to settle (untimed): a
+warm pool removes a used sandbox and starts its replacement in the background, which in training
+overlaps the model's generation, and which must not be charged to whichever mode comes next.
 """
 
 from __future__ import annotations
@@ -83,9 +85,18 @@ async def main(k: int, task: str, rounds: int, options: dict[str, Any]) -> None:
         "group, warm": group_warm,
     }
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in modes}
+
+    async def settle() -> None:
+        """Untimed: the kept envs' pools finish removing used sandboxes and starting fresh ones, so no
+        mode pays for the previous one's background work (in training the model generates meanwhile)."""
+        for env in [one, *kept]:
+            for pool, _ in list(env._pools.values()):
+                await pool.drain()
+
     try:
         for _ in range(rounds):
             for name, mode in modes.items():
+                await settle()
                 results[name].append(await measure(mode, k))
     finally:
         for env in [one, *kept]:
