@@ -3,7 +3,8 @@ an ``environment_factory``: the factory with no arguments, the tools found with
 ``inspect.getmembers(type(env), inspect.isfunction)`` (public, not ``reset`` or ``get_reward``) and
 described by transformers' ``get_json_schema``, ``reset(**row)`` with the whole dataset row (its
 string appended to the last prompt message), the tools with keyword arguments, ``get_reward()`` at the
-end, and the same instance reset again for the next rollout. No training: that needs a GPU."""
+end, and the same instance reset again for the next rollout. TRL's own trainer drives a Bash
+environment in test_trl_trainer.py."""
 
 from __future__ import annotations
 
