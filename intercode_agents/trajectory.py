@@ -102,6 +102,20 @@ class Step(BaseModel):
     task_files: TaskFiles | None = None
 
 
+class TurnTokens(BaseModel):
+    """One model call as token ids, where the chat model reports them and the strategy asked
+    (``record_tokens``): the whole prompt it read, the completion it wrote and each completion token's
+    log-probability. A trainer rebuilds the exact sequences of an episode from these, the env's
+    observations being the prompt tokens that no completion wrote (:mod:`intercode_agents.runner.
+    token_sequences`)."""
+
+    turn: int  # the turn the reply went to (a plan call shares the turn of the first action)
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    logprobs: list[float] | None = None  # one per completion token, when reported
+    finish_reason: str | None = None  # "stop" (the model ended its reply), "length" (cut at max tokens)
+
+
 class ModelUsage(BaseModel):
     """Tokens a model other than the agent's spent on the episode (the guarded agent's critic)."""
 
@@ -178,6 +192,8 @@ class Trajectory(BaseModel):
     guards: dict[str, Any] = Field(
         default_factory=dict
     )  # the guard policy and what it did (guarded episodes)
+    # Every model call as token ids, in call order (empty unless the strategy records tokens):
+    turn_tokens: list[TurnTokens] = Field(default_factory=list)
 
     @property
     def turns(self) -> int:

@@ -86,9 +86,18 @@ install_package() {
   phase "Python package (editable, with the test and local-model extras, into $VIRTUAL_ENV)"
   # (pip's own status decides: the filter only drops a warning; and the import is checked away from
   # the checkout, whose source folder would otherwise be imported whether pip installed it or not)
+  # torch (the trl extra's) as its CPU build: PyPI's default build brings gigabytes of CUDA libraries.
+  # Where PyTorch's index cannot be reached (registries only), the pinned release is asked of the
+  # configured index instead (machines of this project's CI keep its CPU wheel on disk for pip).
+  if ! "$PY" -c 'import torch' 2>/dev/null; then
+    "$PY" -m pip install -q --disable-pip-version-check --timeout 15 --retries 1 torch==2.13.0 \
+      --index-url https://download.pytorch.org/whl/cpu >/dev/null 2>&1 \
+      || "$PY" -m pip install -q --disable-pip-version-check torch==2.13.0 2>&1 \
+      | { grep -v "Running pip as the 'root' user" || true; }
+  fi
   "$PY" -m pip install -q --disable-pip-version-check -e '.[test]' 2>&1 \
     | { grep -v "Running pip as the 'root' user" || true; }
-  (cd / && "$PY" -c "import intercode_agents, pytest, langchain, mcp, ray")
+  (cd / && "$PY" -c "import intercode_agents, pytest, langchain, mcp, ray, inspect_ai, openenv, skyrl_gym, trl")
   done_phase
 }
 

@@ -16,6 +16,7 @@ from intercode_agents.cli import (  # noqa: F401 - imported for their commands
     model_cmds,
     rescore_cmds,
     run_cmds,
+    serve_cmds,
     view_cmd,
 )
 from intercode_agents.cli.app import app

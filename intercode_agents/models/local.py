@@ -2,7 +2,9 @@
 
 The default weights are Qwen2.5-Coder-1.5B-Instruct (GGUF, Q4_K_M), fetched and verified on first
 use (see :mod:`intercode_agents.models.weights`). Tool calls that the model writes as JSON text are
-turned into native ``tool_calls`` so LangChain agents work with it.
+turned into native ``tool_calls`` so LangChain agents work with it. Called with ``logprobs=True``
+(``model.bind(logprobs=True)``, as a strategy with ``record_tokens`` does), a reply reports its prompt
+and completion token ids and the completion's log-probabilities (:mod:`intercode_agents.models.tokens`).
 """
 
 from __future__ import annotations
@@ -141,6 +143,8 @@ class LocalChatModel(BaseChatModel):
         stops = stop if stop is not None else self.stop
         if stops:
             payload["stop"] = list(stops)
+        if kwargs.pop("logprobs", False):
+            payload["logprobs"] = True
         tools = kwargs.pop("tools", None)
         if tools:
             payload["tools"] = tools
@@ -158,7 +162,7 @@ class LocalChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         payload = self._payload(messages, stop, dict(kwargs))
-        return self._to_result(self.load().chat(payload), payload)
+        return self._to_result(_complete(self.load(), payload), payload)
 
     async def _agenerate(
         self,
@@ -169,8 +173,8 @@ class LocalChatModel(BaseChatModel):
     ) -> ChatResult:
         payload = self._payload(messages, stop, dict(kwargs))
         loop = asyncio.get_running_loop()
-        server = self._server or await asyncio.to_thread(self.load)
-        response = await loop.run_in_executor(server.executor, server.chat, payload)
+        server = self._server if self._server is not None else await asyncio.to_thread(self.load)
+        response = await loop.run_in_executor(server.executor, _complete, server, payload)
         return self._to_result(response, payload)
 
     def _to_result(self, response: dict[str, Any], payload: dict[str, Any]) -> ChatResult:
@@ -195,6 +199,8 @@ class LocalChatModel(BaseChatModel):
             "finish_reason": choice.get("finish_reason"),
             "timings": response.get("timings", {}),
         }
+        if payload.get("logprobs"):
+            response_metadata |= _token_metadata(response, choice, usage_metadata["input_tokens"])
         ai = AIMessage(
             content=content,
             tool_calls=tool_calls,
@@ -206,6 +212,33 @@ class LocalChatModel(BaseChatModel):
         return ChatResult(
             generations=[ChatGeneration(message=ai)], llm_output={"model_name": self.model_name}
         )
+
+
+def _complete(server: LocalServer, payload: dict[str, Any]) -> dict[str, Any]:
+    """One chat completion; with ``logprobs`` also the ids of the prompt it read."""
+    response = server.chat(payload)
+    if payload.get("logprobs"):
+        response["prompt_token_ids"] = server.prompt_ids(payload)
+    return response
+
+
+def _token_metadata(response: dict[str, Any], choice: dict[str, Any], prompt_tokens: int) -> dict[str, Any]:
+    """The reply's tokens in the harness's convention (:mod:`intercode_agents.models.tokens`). The
+    prompt's ids are given only when their count is the one llama.cpp says it read."""
+    entries = (choice.get("logprobs") or {}).get("content") or []
+    content = [{"id": e.get("id"), "token": e.get("token"), "logprob": e.get("logprob")} for e in entries]
+    found: dict[str, Any] = {
+        "logprobs": {"content": content},
+        "completion_token_ids": [entry["id"] for entry in content],
+    }
+    prompt_ids = response.get("prompt_token_ids") or []
+    if len(prompt_ids) == prompt_tokens:
+        found["prompt_token_ids"] = prompt_ids
+    else:
+        found["token_ids_problem"] = (
+            f"the prompt tokenized to {len(prompt_ids)} ids, but the model read {prompt_tokens} tokens"
+        )
+    return found
 
 
 def _native_tool_calls(calls: list[dict[str, Any]]) -> tuple[list[ToolCall], list[InvalidToolCall]]:

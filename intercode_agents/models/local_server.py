@@ -8,8 +8,10 @@ thread pool so that waiting calls never occupy the event loop's default executor
 
 from __future__ import annotations
 
+import json
 import os
 import threading
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +54,29 @@ class LocalServer:
             message = error.get("message", error) if isinstance(error, dict) else error
             raise ChatModelError(f"the local model failed: {message}")
         return response
+
+    def prompt_ids(self, payload: dict[str, Any]) -> list[int]:
+        """The token ids of the prompt a chat completion of ``payload`` reads: the model's chat
+        template applied by llama.cpp itself (``/apply-template``), tokenized as a completion tokenizes
+        its prompt (``/tokenize``, special tokens read), over the loopback port the server listens on."""
+        chat: dict[str, Any] = {
+            key: payload[key] for key in ("messages", "tools", "tool_choice") if key in payload
+        }
+        prompt = self._post("/apply-template", chat)["prompt"]
+        found = self._post("/tokenize", {"content": prompt, "add_special": True, "parse_special": True})
+        return [int(token) for token in found["tokens"]]
+
+    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        request = urllib.request.Request(
+            f"{self.server.listening_address}{path}",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=120) as answer:
+                return json.loads(answer.read())
+        except (OSError, ValueError) as exc:
+            raise ChatModelError(f"the local model's {path} failed: {exc}") from exc
 
 
 _servers: dict[ServerKey, LocalServer] = {}

@@ -39,6 +39,12 @@ class StrategyConfig(BaseModel):
         default=None, gt=0, description="estimated USD per episode, from the price table (cost_exhausted)"
     )
     show_budget: bool = Field(default=False, description="tell the model what is left after each action")
+    record_tokens: bool = Field(
+        default=False,
+        description="keep each model call's prompt and completion token ids and the completion's "
+        "logprobs in the record (Trajectory.turn_tokens), where the model reports them (the local "
+        "model does)",
+    )
     prompt_file: str | None = Field(default=None, description="a YAML file replacing the shipped prompts")
     prompts: PromptStyle = Field(
         default="default",

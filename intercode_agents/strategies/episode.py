@@ -23,15 +23,16 @@ from langchain_core.prompts import PromptTemplate
 from intercode_agents.envs.base import Env
 from intercode_agents.envs.recorder import EpisodeRecorder
 from intercode_agents.envs.steps import StepResult
-from intercode_agents.errors import IntercodeError
+from intercode_agents.errors import ConfigError, IntercodeError
 from intercode_agents.models.calls import ModelCallFailed, ModelReply, call_model, is_transient
+from intercode_agents.models.tokens import reported_tokens
 from intercode_agents.strategies.budget import EpisodeBudget
 from intercode_agents.strategies.config import StrategyConfig
 from intercode_agents.strategies.parsing import InvalidReply, ParsedAction, ParseResult, parse_reply
 from intercode_agents.strategies.prompts import PromptSet
 from intercode_agents.tools.env_tools import TURN_LIMIT_NOTE, tool_language
 from intercode_agents.tools.observation import model_view
-from intercode_agents.trajectory import Step, Trajectory
+from intercode_agents.trajectory import Step, Trajectory, TurnTokens
 from intercode_agents.trajectory import is_full as is_full  # strategies import it from here
 
 FORCED_SUBMIT = "the turn budget is spent: the episode is submitted as it stands"
@@ -90,6 +91,31 @@ def _fill(text: str, values: dict[str, Any]) -> str:
     return template.format(**{key: values.get(key, "") for key in template.input_variables})
 
 
+def prompt_values(env: Env, prompts: PromptSet, config: StrategyConfig, query: str) -> dict[str, Any]:
+    """The fields a strategy's templates are filled from, for the task ``env`` was reset to (its
+    question ``query``): the env's texts, the turn budget, the demo, the entry point Python's tests call."""
+    task = env.task
+    entry_point = str(task.meta.get("entry_point") or "") if task is not None else ""
+    texts = prompts.language(env.name, env.prompt_texts)
+    values: dict[str, Any] = {
+        "query": query,
+        "language_name": texts.name,
+        "environment": "",
+        "submit": "",
+        "max_turns": config.max_turns,
+        "demo": prompts.demo_block(env.name) if config.demos else "",
+        "entry_point": entry_point,
+        "entry_point_note": "",
+        "run_tool": f"run_{tool_language(env)}",
+        "env_name": env.name,
+    }
+    values["environment"] = _fill(texts.environment, values)
+    values["submit"] = _fill(texts.submit, values)
+    if entry_point and texts.entry_point and f"`{entry_point}`" not in query:
+        values["entry_point_note"] = "\n" + _fill(texts.entry_point, values)
+    return values
+
+
 class EpisodeRun:
     """One episode driven by a strategy. Create it through :meth:`Strategy.run`."""
 
@@ -114,25 +140,7 @@ class EpisodeRun:
         self.turn_limit_reached = False
         self.actions: list[str] = []
         self.observations: list[str] = []
-        task = env.task
-        entry_point = str(task.meta.get("entry_point") or "") if task is not None else ""
-        texts = prompts.language(env.name, env.prompt_texts)
-        self.values: dict[str, Any] = {
-            "query": query,
-            "language_name": texts.name,
-            "environment": "",
-            "submit": "",
-            "max_turns": config.max_turns,
-            "demo": prompts.demo_block(env.name) if config.demos else "",
-            "entry_point": entry_point,
-            "entry_point_note": "",
-            "run_tool": f"run_{tool_language(env)}",
-            "env_name": env.name,
-        }
-        self.values["environment"] = _fill(texts.environment, self.values)
-        self.values["submit"] = _fill(texts.submit, self.values)
-        if entry_point and texts.entry_point and f"`{entry_point}`" not in query:
-            self.values["entry_point_note"] = "\n" + _fill(texts.entry_point, self.values)
+        self.values: dict[str, Any] = prompt_values(env, prompts, config, query)
 
     async def begin(self) -> None:
         """Called once the env was reset, before the strategy's ``solve`` (a hook for subclasses)."""
@@ -177,9 +185,14 @@ class EpisodeRun:
         cost budget is spent, and :class:`ContextExhausted` when the prompt does not fit the model's
         context window."""
         self.budget.check(self.trajectory)
+        chat = model if model is not None else self.model
+        if chat is None:
+            raise ConfigError("this strategy asks a chat model, and the episode has none")
+        if self.config.record_tokens:
+            chat = chat.bind(logprobs=True)  # the convention of models.tokens: report the tokens
         try:
             reply = await call_model(
-                model if model is not None else self.model,
+                chat,
                 messages,
                 retries=self.config.model_retries,
                 initial_wait_s=self.config.retry_initial_wait_s,
@@ -191,7 +204,27 @@ class EpisodeRun:
             raise
         self.trajectory.input_tokens += reply.input_tokens
         self.trajectory.output_tokens += reply.output_tokens
+        if self.config.record_tokens:
+            self._keep_tokens(reply)
         return reply
+
+    def _keep_tokens(self, reply: ModelReply) -> None:
+        """Keep the call's token ids (``record_tokens``); a reply that reports none is counted in the
+        record's context, so a reader knows the token record has a gap."""
+        found = reported_tokens(reply.message)
+        if found is None:
+            context = self.trajectory.context
+            context["calls_without_tokens"] = context.get("calls_without_tokens", 0) + 1
+            return
+        self.trajectory.turn_tokens.append(
+            TurnTokens(
+                turn=self.turns_used + 1,
+                prompt_ids=found.prompt_ids,
+                completion_ids=found.completion_ids,
+                logprobs=found.logprobs,
+                finish_reason=found.finish_reason,
+            )
+        )
 
     def parse(self, text: str) -> ParseResult:
         return parse_reply(text, language=self.env.action_language)
