@@ -160,6 +160,23 @@ async def test_a_trainers_ray_task_drives_episodes_on_the_node_that_holds_them(t
             await held[0][1].act.remote("nope", "ls")
 
 
+async def test_a_group_of_rollouts_plays_on_one_node_at_once_and_the_next_on_the_other(two_nodes):
+    from intercode_agents.runner.players import GoldPlayer
+
+    player = GoldPlayer()
+    async with RayRun(two_nodes.address) as cluster:
+        first = await cluster.play_group("bash", "bash/mini/0", 3, player, seed=10)
+        second = await cluster.play_group("bash", "bash/mini/0", 3, player, seed=10)
+        with pytest.raises(ConfigError, match="at least one episode"):
+            await cluster.play_group("bash", "bash/mini/0", 0, player)
+    for group in (first, second):
+        assert [t.seed for t in group] == [10, 11, 12] and [t.epoch for t in group] == [1, 2, 3]
+        assert all(t.task_id == "bash/mini/0" and t.solved and t.reward == 1.0 for t in group)
+        assert len({t.node for t in group}) == 1  # a group is played on one node, at once
+    assert {first[0].node, second[0].node} == {two_nodes.main.node_id, two_nodes.second.node_id}
+    assert first[0].engine != second[0].engine
+
+
 @ray.remote(num_cpus=0)
 def _rollout(actor: Any) -> tuple[dict[str, Any], bool]:
     """What an RL framework's rollout worker does with a node's actor: start, act, evaluate, submit, end."""

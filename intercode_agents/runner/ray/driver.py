@@ -41,7 +41,7 @@ from typing import Any
 
 from rich.console import Console
 
-from intercode_agents.datasets import Task
+from intercode_agents.datasets import Task, get_task
 from intercode_agents.errors import ConfigError, EngineUnavailable, IntercodeError
 from intercode_agents.images.catalog import TAG_ENV
 from intercode_agents.paths import data_dir
@@ -225,6 +225,7 @@ class RayRun:
         self._none_up_since: float | None = None
         self._setups: dict[tuple[Any, ...], _SetupEntry] = {}
         self._count = 0
+        self._groups = 0  # groups played (play_group), to send the next to the next node
         self._background: set[asyncio.Task[Any]] = set()
 
     # -- the cluster ---------------------------------------------------------------------------------
@@ -423,6 +424,27 @@ class RayRun:
         if problem:
             raise ConfigError(problem)
         return dict(self.up[0].prepared[entry.setup.key])
+
+    async def play_group(
+        self,
+        env: str,
+        task_id: str,
+        k: int,
+        player: Player,
+        *,
+        seed: int = 0,
+        options: dict[str, Any] | None = None,
+    ) -> list[Trajectory]:
+        """Play ``k`` episodes of ``task_id`` at once on one node, a group for group-relative
+        advantages; their records in sample order. The setup is prepared on every node first, as for
+        a run; successive groups go to the nodes in turn."""
+        task = await asyncio.to_thread(get_task, task_id)
+        await self.prepare(env, options or {}, player, [task])
+        entry = self._setup(env, options or {}, player, [task], "session")
+        self._groups += 1
+        node = self.up[self._groups % len(self.up)]
+        records = await _awaited(node.actor.play_group.remote(entry.setup.key, task_id, k, seed))
+        return [Trajectory.model_validate(record) for record in records]
 
     async def _prepare_on(self, node: Node, setup: Setup) -> str | None:
         """Prepare ``setup`` on ``node``; None, or what is wrong there (naming the node)."""

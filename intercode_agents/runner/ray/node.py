@@ -19,6 +19,8 @@ dicts), so one node serves many calls at once.
 engines answer and hold every image the run needs, then builds the player here (a strategy
 player's model is resolved, and a local model's weights loaded, on this node). :meth:`play` plays one
 episode on one of the node's envs and returns its record, naming this node and its engine;
+:meth:`play_group` plays ``k`` episodes of one task at once on the node (a group for
+group-relative advantages, as GRPO takes them) and returns their records in sample order;
 :meth:`release` closes the envs of a finished run's setup.
 
 **Step-level access** (a trainer's workers: an RL framework's rollout workers on the cluster). The
@@ -55,6 +57,7 @@ from intercode_agents.datasets import Task
 from intercode_agents.envs import Env, make_env
 from intercode_agents.errors import ConfigError, IntercodeError
 from intercode_agents.runner.episode_registry import EpisodeRegistry, ServerOptions
+from intercode_agents.runner.groups import play_group
 from intercode_agents.runner.players import Player, PlayerRecipe
 from intercode_agents.runner.preflight import image_ids, load_local_model
 from intercode_agents.sandbox import RUN_ID, resolve_engines
@@ -191,6 +194,26 @@ class NodeActor:
         if task.image in prepared.image_ids:
             traj.image_id = prepared.image_ids[task.image]
         return traj.model_dump(mode="json")
+
+    @_errors_travel
+    async def play_group(self, key: str, task_id: str, k: int, seed: int = 0) -> list[dict[str, Any]]:
+        """Play ``k`` episodes of ``task_id`` at once with the setup ``key``'s player, a group for
+        group-relative advantages (:func:`~intercode_agents.runner.groups.play_group`), on this node's
+        envs; return their records in sample order, each naming this node and its engine."""
+        prepared = self._setups[key]
+        if not isinstance(k, int) or k < 1:
+            raise ConfigError(f"a group has at least one episode, got k={k!r}")
+        envs = [prepared.idle.pop() if prepared.idle else await self._new_env(prepared) for _ in range(k)]
+        try:
+            group = await play_group(
+                prepared.setup.env, task_id, k, prepared.player, seed=seed, envs=envs,
+                env_options=prepared.setup.options,
+            )  # fmt: skip
+        finally:
+            prepared.idle.extend(envs)
+        for traj in group:
+            traj.node, traj.engine = self.node, self.engine
+        return [traj.model_dump(mode="json") for traj in group]
 
     async def _new_env(self, prepared: _Prepared) -> Env:
         env = make_env(prepared.setup.env, **prepared.setup.options)
