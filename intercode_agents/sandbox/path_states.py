@@ -30,7 +30,7 @@ import stat
 import tarfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, TypedDict
 
 from intercode_agents.sandbox.container_fs import ContainerFiles
 
@@ -58,7 +58,16 @@ class PathState:
 MISSING = PathState("missing")
 
 
-def _owner(st: os.stat_result) -> dict[str, int | None]:
+class _Owner(TypedDict):
+    """The ownership fields of a :class:`PathState`, as read from one stat."""
+
+    mode: int | None
+    uid: int
+    gid: int
+    mtime: int
+
+
+def _owner(st: os.stat_result) -> _Owner:
     perm = None if stat.S_ISLNK(st.st_mode) else stat.S_IMODE(st.st_mode)
     return {"mode": perm, "uid": st.st_uid, "gid": st.st_gid, "mtime": st.st_mtime_ns}
 
@@ -116,7 +125,8 @@ def archive_contents(tar_bytes: bytes, directory: str) -> dict[str, Content]:
             path = posixpath.normpath(posixpath.join(parent, member.name))
             if member.isreg():
                 handle = tar.extractfile(member)
-                assert handle is not None
+                # a regular member's reader is an ExFileObject, a BufferedReader (typed IO[bytes] only)
+                assert isinstance(handle, io.BufferedReader)
                 digests[member.name] = hashlib.file_digest(handle, "md5").hexdigest()
                 content = Content("file", digests[member.name])
             elif member.islnk():
