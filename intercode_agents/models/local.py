@@ -169,7 +169,9 @@ class LocalChatModel(BaseChatModel):
     ) -> ChatResult:
         payload = self._payload(messages, stop, dict(kwargs))
         loop = asyncio.get_running_loop()
-        server = self._server or await asyncio.to_thread(self.load)
+        server = self._server
+        if server is None:
+            server = await asyncio.to_thread(self.load)
         response = await loop.run_in_executor(server.executor, server.chat, payload)
         return self._to_result(response, payload)
 
