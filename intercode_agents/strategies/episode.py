@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.prompts import PromptTemplate
+from langchain_core.runnables import Runnable
 
 from intercode_agents.envs.base import Env
 from intercode_agents.envs.recorder import EpisodeRecorder
@@ -151,6 +152,14 @@ class EpisodeRun:
         return (self.budget.note(self.trajectory, self.turns_left),) if self.config.show_budget else ()
 
     # -- prompts and the model ----------------------------------------------------------------
+    @property
+    def chat_model(self) -> BaseChatModel:
+        """The episode's chat model, for strategies that ask one (only an agent that brings its own
+        plays without)."""
+        if self.model is None:
+            raise ModelCallFailed("the episode has no chat model to ask")
+        return self.model
+
     def render(self, name: str, **values: Any) -> str:
         return self.prompts.render(name, **(self.values | {"turns_left": self.turns_left} | values))
 
@@ -170,7 +179,7 @@ class EpisodeRun:
         filled = self.values | {"turns_left": self.turns_left} | values
         return self.prompts.conversation().format_messages(**filled, history=flat)
 
-    async def ask(self, messages: Sequence[BaseMessage], model: Any = None) -> ModelReply:
+    async def ask(self, messages: Sequence[BaseMessage], model: Runnable[Any, Any] | None = None) -> ModelReply:
         """One model call (retried on transient errors); its tokens count towards the trajectory.
 
         Raises :class:`~intercode_agents.strategies.budget.BudgetExhausted` when the episode's token or
@@ -179,7 +188,7 @@ class EpisodeRun:
         self.budget.check(self.trajectory)
         try:
             reply = await call_model(
-                model if model is not None else self.model,
+                model if model is not None else self.chat_model,
                 messages,
                 retries=self.config.model_retries,
                 initial_wait_s=self.config.retry_initial_wait_s,

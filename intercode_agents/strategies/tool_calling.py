@@ -31,10 +31,10 @@ class ToolCalling(Strategy):
     async def solve(self, run: EpisodeRun) -> None:
         tools = EnvToolkit(env=run.env, observation_limit=self.config.observation_limit).get_tools()
         try:
-            bound = run.model.bind_tools(tools)
+            bound = run.chat_model.bind_tools(tools)
         except NotImplementedError as exc:
             raise ConfigError(
-                f"the model {describe_model(run.model)['name']} does not support tool calling (bind_tools); "
+                f"the model {describe_model(run.chat_model)['name']} does not support tool calling (bind_tools); "
                 "use a text strategy such as react"
             ) from exc
         by_name = {tool.name: tool for tool in tools}
@@ -81,7 +81,7 @@ class ToolCalling(Strategy):
     def _record(
         self, run: EpisodeRun, call: ToolCall, message: ToolMessage, reply: ModelReply | None, *, submit: bool
     ) -> None:
-        content = message.text
+        content: str = message.text
         artifact: dict[str, Any] = message.artifact or {}
         thought = (reply.text.strip() or None) if reply is not None else None
         if message.status == "error" or not artifact:
