@@ -114,11 +114,12 @@ def make_player(
     if special == "human":
         return HumanPlayer(max_turns=turns), None
     from intercode_agents.models import describe_model, resolve_model
-    from intercode_agents.strategies import get_strategy
+    from intercode_agents.strategies import Strategy, get_strategy
     from intercode_agents.strategies.agent import get_agent_strategy
     from intercode_agents.strategies.base import NO_MODEL
 
     settings = {"max_turns": turns, **(strategy_settings or {})}
+    runner: Strategy
     if agent:
         if strategy:
             raise ConfigError("pass either --agent or --strategy: an agent is its own strategy")
@@ -260,7 +261,8 @@ async def run_eval(
         "execution": config.execution,
     }
     if config.agent:
-        settings["agent"] = player.runner.context()["agent"]  # type: ignore[union-attr]
+        assert isinstance(player, StrategyPlayer)  # an agent plays as a strategy (make_player)
+        settings["agent"] = player.runner.context()["agent"]
     if spec.path.parent != data_dir("envs"):
         settings["env_definition"] = str(spec.path)  # a user's env: where its YAML is
     plan = RunPlan.from_settings(settings)
@@ -392,8 +394,10 @@ def _settings(
     if isinstance(player, StrategyPlayer):
         strategy_settings = player.runner.config.model_dump()
         from intercode_agents.models import describe_model
+        from intercode_agents.strategies.base import NO_MODEL
 
-        model_settings = describe_model(player.chat_model)["settings"]
+        chat = player.chat_model
+        model_settings = describe_model(chat)["settings"] if chat is not None else NO_MODEL["settings"]
     return {
         "env": env_name,
         "tasks": selector,

@@ -179,7 +179,9 @@ class EpisodeRun:
         filled = self.values | {"turns_left": self.turns_left} | values
         return self.prompts.conversation().format_messages(**filled, history=flat)
 
-    async def ask(self, messages: Sequence[BaseMessage], model: Runnable[Any, Any] | None = None) -> ModelReply:
+    async def ask(
+        self, messages: Sequence[BaseMessage], model: Runnable[Any, Any] | None = None
+    ) -> ModelReply:
         """One model call (retried on transient errors); its tokens count towards the trajectory.
 
         Raises :class:`~intercode_agents.strategies.budget.BudgetExhausted` when the episode's token or

@@ -30,11 +30,12 @@ class ToolCalling(Strategy):
 
     async def solve(self, run: EpisodeRun) -> None:
         tools = EnvToolkit(env=run.env, observation_limit=self.config.observation_limit).get_tools()
+        model = run.chat_model
         try:
-            bound = run.chat_model.bind_tools(tools)
+            bound = model.bind_tools(tools)
         except NotImplementedError as exc:
             raise ConfigError(
-                f"the model {describe_model(run.chat_model)['name']} does not support tool calling (bind_tools); "
+                f"the model {describe_model(model)['name']} does not support tool calling (bind_tools); "
                 "use a text strategy such as react"
             ) from exc
         by_name = {tool.name: tool for tool in tools}
