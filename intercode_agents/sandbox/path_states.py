@@ -30,7 +30,7 @@ import stat
 import tarfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple, TypedDict
+from typing import Literal, NamedTuple, TypedDict, cast
 
 from intercode_agents.sandbox.container_fs import ContainerFiles
 
@@ -58,13 +58,13 @@ class PathState:
 MISSING = PathState("missing")
 
 
-class _Owner(TypedDict):
-    """The ownership fields of a :class:`PathState`, as read from one stat."""
+class _Owner(TypedDict, total=False):
+    """The ownership fields of a :class:`PathState` (none when the probe could not read them)."""
 
     mode: int | None
-    uid: int
-    gid: int
-    mtime: int
+    uid: int | None
+    gid: int | None
+    mtime: int | None
 
 
 def _owner(st: os.stat_result) -> _Owner:
@@ -222,7 +222,7 @@ exit 0
 """
 
 
-def _parse_owner(kind: str, owner: str) -> dict[str, int | None]:
+def _parse_owner(kind: str, owner: str) -> _Owner:
     if owner == "-":
         return {}
     raw, uid, gid, mtime = owner.split(":")
@@ -250,6 +250,7 @@ def parse_probe_output(output: str) -> dict[str, PathState]:
         if len(fields) != 6 or fields[0] not in _KINDS or not fields[2].isdigit():
             raise ValueError(f"unexpected probe record {record[:200]!r}")
         kind, md5, count, owner, followed, path = fields
-        state = PathState(kind, None if md5 == "-" else md5, int(count), **_parse_owner(kind, owner))  # type: ignore[arg-type]
+        md5_or_none = None if md5 == "-" else md5
+        state = PathState(cast(Kind, kind), md5_or_none, int(count), **_parse_owner(kind, owner))
         found[path] = dataclasses.replace(state, followed=None if followed == "-" else followed)
     return found
