@@ -1,9 +1,11 @@
-"""The layer contract of pyproject.toml holds, and it covers every package folder.
+"""The layer contract of pyproject.toml holds, it covers every package folder, and the package
+type-checks.
 
 docs/ARCHITECTURE.md draws the layers; import-linter (``lint-imports``) checks that no module imports
 a layer above its own (function-local imports included) and that no package imports another in a
 cycle. A new package folder that the contract does not name would escape the check, so the second
-test fails until it is given its place.
+test fails until it is given its place. mypy (``[tool.mypy]`` of pyproject.toml) checks the whole
+package, so a wrong annotation fails here rather than in a user's editor.
 """
 
 from __future__ import annotations
@@ -28,6 +30,17 @@ def test_the_layer_contract_is_kept() -> None:
     done = subprocess.run([str(linter)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "Contracts: 2 kept, 0 broken." in done.stdout
+
+
+def test_the_package_type_checks() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "intercode_agents"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-8000:] + done.stderr[-2000:]
 
 
 def test_every_package_folder_and_top_module_has_a_layer() -> None:

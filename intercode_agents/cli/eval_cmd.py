@@ -237,7 +237,8 @@ def eval_cmd(
         raise ConfigError("--set configures a strategy: pass --strategy too")
     if resume and out is None:
         raise ConfigError("--resume needs the run directory: pass --out DIR together with --resume")
-    options = {
+    model_options = list(model_setting or [])
+    options: dict[str, Any] = {
         "strategy": strategy,
         "agent": agent,
         "tasks": tasks,
@@ -251,7 +252,7 @@ def eval_cmd(
         "retry_errors": retry_errors,
         "temperature": temperature,
         "max_output_tokens": max_output_tokens,
-        "model_setting": list(model_setting or []),
+        "model_setting": model_options,
         "max_tokens_per_episode": max_tokens_per_episode,
         "max_seconds_per_episode": max_seconds_per_episode,
         "max_cost_per_episode": max_cost_per_episode,
@@ -261,7 +262,7 @@ def eval_cmd(
         "engines": engines,
         "ray": ray,
     }
-    settings = parse_model_options(options["model_setting"])
+    settings = parse_model_options(model_options)
     for key, value in (("temperature", temperature), ("max_tokens", max_output_tokens)):
         if value is not None:
             if key in settings:

@@ -34,7 +34,7 @@ import json
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from intercode_agents.datasets.task import Task, TaskDetails
 from intercode_agents.errors import ConfigError, DatasetError
@@ -240,7 +240,8 @@ def build_tasks(source: TaskSource, root: Path | None) -> list[Task]:
     """The tasks of one split, read through its env class's ``task_details`` hook."""
     from intercode_agents.spec import load_spec
 
-    env_class: TaskDetailer = load_spec(source.env).load_class()
+    # the env class itself (task_details is a classmethod); the loader only knows it is a class
+    env_class = cast(TaskDetailer, load_spec(source.env).load_class())
     path = source.resolve(source.file, root)
     tasks = []
     for index, raw in enumerate(read_records(path)):

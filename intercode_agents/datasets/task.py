@@ -69,4 +69,4 @@ class TaskDetails:
     group: dict[str, str] = dataclasses.field(default_factory=dict)
     meta: dict[str, Any] = dataclasses.field(default_factory=dict)
     unavailable: str | None = None
-    public: dict[str, str] = dataclasses.field(default_factory=dict)
+    public: dict[str, str | list[str]] = dataclasses.field(default_factory=dict)

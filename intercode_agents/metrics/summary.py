@@ -210,7 +210,7 @@ def _costs(trajs: list[Trajectory], solved: int, prices: PriceTable) -> dict[str
 
 
 def _excluded(trajs: list[Trajectory]) -> dict[str, Any]:
-    episodes = [
+    episodes: list[dict[str, Any]] = [
         {
             "task_id": t.task_id,
             "env": t.env,

@@ -67,7 +67,9 @@ class ModelReply:
 
 
 def _usage(message: AIMessage) -> tuple[int, int]:
-    usage = message.usage_metadata or {}
+    usage = message.usage_metadata
+    if usage is None:
+        return 0, 0
     return int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
 
 

@@ -173,7 +173,9 @@ class LocalChatModel(BaseChatModel):
     ) -> ChatResult:
         payload = self._payload(messages, stop, dict(kwargs))
         loop = asyncio.get_running_loop()
-        server = self._server if self._server is not None else await asyncio.to_thread(self.load)
+        server = self._server
+        if server is None:
+            server = await asyncio.to_thread(self.load)
         response = await loop.run_in_executor(server.executor, _complete, server, payload)
         return self._to_result(response, payload)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.runnables import RunnableBinding
+from langchain_core.runnables import Runnable, RunnableBinding
 
 from intercode_agents.errors import ConfigError, ModelWeightsError
 from intercode_agents.models.local import LocalChatModel
@@ -217,8 +217,9 @@ def _check_api_key(provider: str, settings: dict[str, Any]) -> None:
         raise ConfigError(f"model provider {provider!r} needs an API key: set the {env} environment variable")
 
 
-def describe_model(model: BaseChatModel | RunnableBinding) -> dict[str, Any]:
-    """The model's name and settings, for trajectory records: ``{"name": ..., "settings": {...}}``."""
+def describe_model(model: Runnable[Any, Any]) -> dict[str, Any]:
+    """The model's name and settings, for trajectory records: ``{"name": ..., "settings": {...}}``.
+    A binding (``bind_tools``, ``bind``) is described by the model it wraps."""
     while isinstance(model, RunnableBinding):
         model = model.bound
     if isinstance(model, LocalChatModel):

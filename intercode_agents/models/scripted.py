@@ -43,7 +43,8 @@ class ScriptedChatModel(GenericFakeChatModel):
     bound_tools: list[str] = Field(default_factory=list)
 
     def __init__(self, script: Iterable[ScriptItem], **kwargs: Any) -> None:
-        super().__init__(messages=iter(list(script)), **kwargs)
+        messages: Iterator[Any] = iter(list(script))  # as the field is typed here, not in the parent
+        super().__init__(messages=messages, **kwargs)
 
     def bind_tools(
         self, tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool], **kwargs: Any

@@ -88,8 +88,8 @@ def _call_from_object(obj: Any, tool_names: Collection[str]) -> ToolCall | None:
         return None
     if isinstance(obj.get("function"), dict):  # OpenAI shape: {"type": "function", "function": {...}}
         obj = obj["function"]
-    name = next((obj[key] for key in _NAME_KEYS if isinstance(obj.get(key), str)), None)
-    if name not in tool_names:
+    name: str | None = next((obj[key] for key in _NAME_KEYS if isinstance(obj.get(key), str)), None)
+    if name is None or name not in tool_names:
         return None
     arg_key = next((key for key in _ARG_KEYS if key in obj), None)
     if arg_key is None:

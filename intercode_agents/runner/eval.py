@@ -234,7 +234,8 @@ async def run_eval(
         "ray": None,  # the address of the Ray cluster that played the session (runner/ray)
     }
     if config.agent:
-        settings["agent"] = player.runner.context()["agent"]  # type: ignore[union-attr]
+        assert isinstance(player, StrategyPlayer)  # an agent plays as a strategy (make_player)
+        settings["agent"] = player.runner.context()["agent"]
     if spec.path.parent != data_dir("envs"):
         settings["env_definition"] = str(spec.path)  # a user's env: where its YAML is
     plan = RunPlan.from_settings(settings)
@@ -384,8 +385,10 @@ def _settings(
     if isinstance(player, StrategyPlayer):
         strategy_settings = player.runner.config.model_dump()
         from intercode_agents.models import describe_model
+        from intercode_agents.strategies.base import NO_MODEL
 
-        model_settings = describe_model(player.chat_model)["settings"]
+        chat = player.chat_model
+        model_settings = describe_model(chat)["settings"] if chat is not None else NO_MODEL["settings"]
     return {
         "env": env_name,
         "tasks": selector,

@@ -34,8 +34,11 @@ SPECIAL_MODELS = ("gold", "human")
 
 
 class Player(Protocol):
-    strategy: str
-    model: str
+    @property
+    def strategy(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
 
     async def play(self, env: Env, task: Task, seed: int | None) -> Trajectory: ...
 

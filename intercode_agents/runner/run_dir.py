@@ -24,8 +24,9 @@ TRAJECTORIES = "trajectories.jsonl"
 SUMMARY = "summary.json"
 
 #: Settings that decide what a run's records mean; a resume must match them exactly.
-IDENTITY_KEYS = ("env", "tasks", "limit", "task_ids", "strategy", "strategy_settings", "model")
-IDENTITY_KEYS += ("model_settings", "model_options", "turns", "reward", "seed", "epochs", "execution")
+IDENTITY_KEYS: tuple[str, ...] = ("env", "tasks", "limit", "task_ids", "strategy", "strategy_settings")
+IDENTITY_KEYS += ("model", "model_settings", "model_options", "turns", "reward", "seed", "epochs")
+IDENTITY_KEYS += ("execution",)
 #: Identity settings added after the first release, as runs that predate them were made.
 IDENTITY_DEFAULTS: dict[str, Any] = {"epochs": 1, "model_options": {}, "execution": "session"}
 

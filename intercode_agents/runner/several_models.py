@@ -73,7 +73,7 @@ async def run_models(
             ]
     except BaseExceptionGroup as eg:
         project = [e for e in eg.exceptions if isinstance(e, IntercodeError)]
-        raise (project or list(eg.exceptions))[0] from None
+        raise (project[0] if project else eg.exceptions[0]) from None
     finally:
         if display is not None:
             display.stop()

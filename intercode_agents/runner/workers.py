@@ -15,6 +15,7 @@ still come back here, one by one, to ``on_done`` (see :mod:`intercode_agents.run
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -84,7 +85,7 @@ async def run_episodes(
         while not queue.empty() and (keep_going is None or keep_going()):
             episode = queue.get_nowait()
             traj = await play_with_retries(
-                lambda e=episode: player.play(env, e.task, e.seed), retry, episode.earlier
+                functools.partial(player.play, env, episode.task, episode.seed), retry, episode.earlier
             )
             traj.epoch = episode.epoch
             if image_ids and episode.task.image in image_ids:

@@ -49,7 +49,7 @@ class BackendConfig(BaseModel):
 
     type: str
     name: str | None = None
-    slots: int = Field(16, ge=1)
+    slots: int = Field(default=16, ge=1)
 
 
 class DockerConfig(BackendConfig):

@@ -71,7 +71,7 @@ class SandboxConfig:
 
     @property
     def disk_limit_bytes(self) -> int | None:
-        return None if self.disk_limit in (None, 0, "") else _parse_bytes(self.disk_limit)  # type: ignore[arg-type]
+        return None if self.disk_limit in (None, 0, "") else _parse_bytes(self.disk_limit)
 
     @property
     def memory_bytes(self) -> int:

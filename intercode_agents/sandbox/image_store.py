@@ -60,7 +60,7 @@ class ImageStore(Protocol):
     def import_tar(self, stream: IO[bytes], ref: str, changes: list[str]) -> None:
         """Make ``ref`` from a root file system tar (``docker import``)."""
 
-    def pull(self, ref: str, timeout: float) -> str | None:
+    def pull(self, ref: str, timeout: int) -> str | None:
         """Pull ``ref``; None when it worked, else why not (an unreachable registry)."""
 
     def save(self, refs: Iterable[str]) -> Iterator[bytes]:

@@ -30,7 +30,7 @@ import stat
 import tarfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, TypedDict, cast
 
 from intercode_agents.sandbox.container_fs import ContainerFiles
 
@@ -58,7 +58,16 @@ class PathState:
 MISSING = PathState("missing")
 
 
-def _owner(st: os.stat_result) -> dict[str, int | None]:
+class _Owner(TypedDict, total=False):
+    """The ownership fields of a :class:`PathState` (none when the probe could not read them)."""
+
+    mode: int | None
+    uid: int | None
+    gid: int | None
+    mtime: int | None
+
+
+def _owner(st: os.stat_result) -> _Owner:
     perm = None if stat.S_ISLNK(st.st_mode) else stat.S_IMODE(st.st_mode)
     return {"mode": perm, "uid": st.st_uid, "gid": st.st_gid, "mtime": st.st_mtime_ns}
 
@@ -116,7 +125,8 @@ def archive_contents(tar_bytes: bytes, directory: str) -> dict[str, Content]:
             path = posixpath.normpath(posixpath.join(parent, member.name))
             if member.isreg():
                 handle = tar.extractfile(member)
-                assert handle is not None
+                # a regular member's reader is an ExFileObject, a BufferedReader (typed IO[bytes] only)
+                assert isinstance(handle, io.BufferedReader)
                 digests[member.name] = hashlib.file_digest(handle, "md5").hexdigest()
                 content = Content("file", digests[member.name])
             elif member.islnk():
@@ -212,7 +222,7 @@ exit 0
 """
 
 
-def _parse_owner(kind: str, owner: str) -> dict[str, int | None]:
+def _parse_owner(kind: str, owner: str) -> _Owner:
     if owner == "-":
         return {}
     raw, uid, gid, mtime = owner.split(":")
@@ -240,6 +250,7 @@ def parse_probe_output(output: str) -> dict[str, PathState]:
         if len(fields) != 6 or fields[0] not in _KINDS or not fields[2].isdigit():
             raise ValueError(f"unexpected probe record {record[:200]!r}")
         kind, md5, count, owner, followed, path = fields
-        state = PathState(kind, None if md5 == "-" else md5, int(count), **_parse_owner(kind, owner))  # type: ignore[arg-type]
+        md5_or_none = None if md5 == "-" else md5
+        state = PathState(cast(Kind, kind), md5_or_none, int(count), **_parse_owner(kind, owner))
         found[path] = dataclasses.replace(state, followed=None if followed == "-" else followed)
     return found

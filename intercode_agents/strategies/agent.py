@@ -38,7 +38,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import Field
 
 from intercode_agents.errors import ConfigError
@@ -164,7 +164,7 @@ class AgentStrategy(Strategy):
         toolkit = EnvToolkit(env=run.env, observation_limit=self.config.observation_limit)
         tools = [EpisodeTool.wrap(tool, gate) for tool in toolkit.get_tools()]
         agent = await self._build(tools, self._episode_model(run.model, recorder), run)
-        config: dict[str, Any] = {
+        config: RunnableConfig = {
             "callbacks": [recorder],
             "recursion_limit": self.recursion_limit(),
             "run_name": self.name,

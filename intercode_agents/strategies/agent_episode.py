@@ -35,6 +35,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import LLMResult
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import ConfigDict, PrivateAttr, ValidationError
+from pydantic.v1 import ValidationError as ValidationErrorV1
 
 from intercode_agents.strategies.budget import BudgetExhausted
 from intercode_agents.strategies.episode import EnvFailure, EpisodeRun
@@ -292,7 +293,7 @@ class EpisodeTool(BaseTool):
         tool.handle_validation_error = tool._invalid_arguments
         return tool
 
-    def _invalid_arguments(self, exc: ValidationError) -> str:
+    def _invalid_arguments(self, exc: ValidationError | ValidationErrorV1) -> str:
         return self._refuse_arguments(bad_arguments(exc), _CALL_ID.get())
 
     async def arun(self, tool_input: Any, *args: Any, tool_call_id: str | None = None, **kwargs: Any) -> Any:

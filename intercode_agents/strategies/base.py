@@ -56,7 +56,7 @@ NO_MODEL: dict[str, Any] = {"name": "agent-default", "settings": {}}
 class Strategy(ABC):
     """Base class of the prompting strategies (see the module docstring)."""
 
-    name: ClassVar[str]
+    name: str  # set by each class; an instance may refine it (an agent names its factory)
     config_model: ClassVar[type[StrategyConfig]] = StrategyConfig
     templates: ClassVar[tuple[str, ...]] = ("system", "task")  # templates the prompt file must define
     paper_templates: ClassVar[tuple[str, ...]] = ()  # those of the paper's loop; () where there is none

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.prompts import PromptTemplate
+from langchain_core.runnables import Runnable
 
 from intercode_agents.envs.base import Env
 from intercode_agents.envs.recorder import EpisodeRecorder
@@ -159,6 +160,14 @@ class EpisodeRun:
         return (self.budget.note(self.trajectory, self.turns_left),) if self.config.show_budget else ()
 
     # -- prompts and the model ----------------------------------------------------------------
+    @property
+    def chat_model(self) -> BaseChatModel:
+        """The episode's chat model, for strategies that ask one (only an agent that brings its own
+        plays without)."""
+        if self.model is None:
+            raise ModelCallFailed("the episode has no chat model to ask")
+        return self.model
+
     def render(self, name: str, **values: Any) -> str:
         return self.prompts.render(name, **(self.values | {"turns_left": self.turns_left} | values))
 
@@ -178,7 +187,9 @@ class EpisodeRun:
         filled = self.values | {"turns_left": self.turns_left} | values
         return self.prompts.conversation().format_messages(**filled, history=flat)
 
-    async def ask(self, messages: Sequence[BaseMessage], model: Any = None) -> ModelReply:
+    async def ask(
+        self, messages: Sequence[BaseMessage], model: Runnable[Any, Any] | None = None
+    ) -> ModelReply:
         """One model call (retried on transient errors); its tokens count towards the trajectory.
 
         Raises :class:`~intercode_agents.strategies.budget.BudgetExhausted` when the episode's token or

@@ -30,11 +30,12 @@ class ToolCalling(Strategy):
 
     async def solve(self, run: EpisodeRun) -> None:
         tools = EnvToolkit(env=run.env, observation_limit=self.config.observation_limit).get_tools()
+        model = run.chat_model
         try:
-            bound = run.model.bind_tools(tools)
+            bound = model.bind_tools(tools)
         except NotImplementedError as exc:
             raise ConfigError(
-                f"the model {describe_model(run.model)['name']} does not support tool calling (bind_tools); "
+                f"the model {describe_model(model)['name']} does not support tool calling (bind_tools); "
                 "use a text strategy such as react"
             ) from exc
         by_name = {tool.name: tool for tool in tools}
@@ -81,7 +82,7 @@ class ToolCalling(Strategy):
     def _record(
         self, run: EpisodeRun, call: ToolCall, message: ToolMessage, reply: ModelReply | None, *, submit: bool
     ) -> None:
-        content = message.text
+        content: str = message.text
         artifact: dict[str, Any] = message.artifact or {}
         thought = (reply.text.strip() or None) if reply is not None else None
         if message.status == "error" or not artifact:

@@ -23,13 +23,13 @@ from typing import Any, Literal
 from weakref import WeakKeyDictionary
 
 from langchain_core.tools import BaseTool, BaseToolkit, ToolException
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model
 
 from intercode_agents.envs.base import Env
 from intercode_agents.envs.reward_view import agent_parts
 from intercode_agents.envs.steps import StepResult, Submit, read_action
 from intercode_agents.errors import InvalidAction
-from intercode_agents.tools.messages import async_only, bad_arguments
+from intercode_agents.tools.messages import ArgumentsErrorHandler, async_only, bad_arguments
 from intercode_agents.tools.observation import (
     DEFAULT_OBSERVATION_LIMIT,
     MIN_OBSERVATION_LIMIT,
@@ -113,7 +113,7 @@ class _EnvTool(BaseTool):
     observation_limit: int = Field(default=DEFAULT_OBSERVATION_LIMIT, ge=MIN_OBSERVATION_LIMIT)
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     handle_tool_error: bool = True
-    handle_validation_error: Callable[[ValidationError], str] = bad_arguments
+    handle_validation_error: ArgumentsErrorHandler = bad_arguments
 
     _last_failure: Exception | None = PrivateAttr(default=None)
 
@@ -252,7 +252,12 @@ class SubmitTool(_EnvTool):
         return result.observation, artifact
 
 
-_RUN_TOOLS: dict[str, type[_RunTool]] = {"bash": RunBashTool, "sql": RunSqlTool, "python": RunPythonTool}
+# The concrete classes (each names and describes itself), by tool language.
+_RUN_TOOLS: dict[str, type[RunBashTool | RunSqlTool | RunPythonTool]] = {
+    "bash": RunBashTool,
+    "sql": RunSqlTool,
+    "python": RunPythonTool,
+}
 
 
 @dataclass(frozen=True)

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import ValidationError
+from pydantic.v1 import ValidationError as ValidationErrorV1
 
 from intercode_agents.errors import ConfigError
 
+#: A tool's ``handle_validation_error`` as LangChain calls it (with v1's error for a v1 schema).
+ArgumentsErrorHandler = Callable[[ValidationError | ValidationErrorV1], str]
 
-def bad_arguments(exc: ValidationError) -> str:
-    """What the model reads when its tool arguments do not fit the tool's schema."""
+
+def bad_arguments(exc: ValidationError | ValidationErrorV1) -> str:
+    """What the model reads when its tool arguments do not fit the tool's schema (a tool whose
+    schema is a pydantic v1 model gets v1's error, which reads the same)."""
     problems = "; ".join(
         f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
         for error in exc.errors()

@@ -8,16 +8,15 @@ caller owns the sandbox (starts and closes it).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, BaseToolkit, ToolException
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from intercode_agents.sandbox.sandbox import Sandbox
 from intercode_agents.sandbox.shell import ShellSession
 from intercode_agents.tools.env_tools import BashCommand
-from intercode_agents.tools.messages import async_only, bad_arguments
+from intercode_agents.tools.messages import ArgumentsErrorHandler, async_only, bad_arguments
 from intercode_agents.tools.observation import (
     DEFAULT_OBSERVATION_LIMIT,
     MIN_OBSERVATION_LIMIT,
@@ -55,7 +54,7 @@ class SandboxBashTool(BaseTool):
     args_schema: type[BaseModel] = BashCommand
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     handle_tool_error: bool = True
-    handle_validation_error: Callable[[ValidationError], str] = bad_arguments
+    handle_validation_error: ArgumentsErrorHandler = bad_arguments
     shell: SandboxShell
     timeout: float = Field(default=30.0, gt=0)
     observation_limit: int = Field(default=DEFAULT_OBSERVATION_LIMIT, ge=MIN_OBSERVATION_LIMIT)

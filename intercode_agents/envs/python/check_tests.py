@@ -67,11 +67,12 @@ def split_check_function(code: str, entry_point: str, *, prompt: str = "", where
         rename = _Rename(check.args.args[0].arg, entry_point)
         return CheckTests(setup_code, [ast.unparse(rename.visit(statement)) for statement in body])
     unrolled = _unroll(code, entry_point, prompt)
-    if "tests" not in unrolled or not unrolled["tests"]:
+    tests = unrolled.get("tests")
+    if not isinstance(tests, list) or not tests:
         return CheckTests(
             setup_code, [f"{code.rstrip()}\ncheck({entry_point})"]
         )  # whole: the scorer refuses it
-    return CheckTests(setup_code, list(unrolled["tests"]), str(unrolled.get("host_code") or ""))
+    return CheckTests(setup_code, list(tests), str(unrolled.get("host_code") or ""))
 
 
 @functools.lru_cache(maxsize=256)

@@ -73,7 +73,7 @@ class Substitute(ast.NodeTransformer):
         self.scope, self.calls = scope, iter(calls)
         self.modules: dict[str, str] = {}  # local name: module name
 
-    def visit_Call(self, node: ast.Call) -> ast.expr:
+    def visit_Call(self, node: ast.Call) -> ast.AST:
         if isinstance(node.func, ast.Name) and node.func.id == self.candidate:
             args, kwargs = next(self.calls)
             return call(self.entry_point, tuple(args), kwargs)
@@ -99,7 +99,7 @@ class Instrument(ast.NodeTransformer):
         self.asserts: list[ast.Assert] = []
 
     def visit_Assert(self, node: ast.Assert) -> ast.stmt:
-        calls = []
+        calls: list[ast.expr] = []
         for n in ast.walk(node):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == self.candidate:
                 if any(isinstance(a, ast.Starred) for a in n.args) or any(k.arg is None for k in n.keywords):
@@ -158,7 +158,7 @@ def host_code(prompt: str, helpers: set[str], modules: dict[str, str]) -> str:
     if not helpers and not modules:
         return ""
     tree = ast.parse(prompt).body
-    kept = [n for n in tree if isinstance(n, ast.Import | ast.ImportFrom)]
+    kept: list[ast.stmt] = [n for n in tree if isinstance(n, ast.Import | ast.ImportFrom)]
     kept += [n for n in tree if isinstance(n, ast.FunctionDef) and n.name in helpers]
     lines = [ast.unparse(n) for n in kept]
     lines += [f"import {module} as {name}" for name, module in sorted(modules.items())]

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from intercode_agents.errors import ConfigError
-from intercode_agents.reward import RewardResult, check_mode
+from intercode_agents.reward import PartValue, RewardResult, check_mode
 
 #: What an agent may see of this reward (:mod:`intercode_agents.envs.reward_view`): tests passed, timed
 #: out, ended as the gold's, and the position of the first one failed. Hidden: ``tests`` (how many hidden
@@ -64,10 +64,11 @@ def python_reward(
             f"{len(agent)} agent outcomes, {len(gold)} gold outcomes"
         )
     timeouts = sum(o.timed_out for o in agent)
+    parts: dict[str, PartValue]
     refusals = {"refused_result": _first_refusal(agent)} if any(o.refused for o in agent) else {}
     if mode == "intercode":
         same = sum(_same(a, g) for a, g in zip(agent, gold, strict=True))
-        parts: dict[str, float | int | str | bool | None] = {
+        parts = {
             "tests": len(tests),
             "same_as_gold": same,
             "passed": sum(o.passed for o in agent),
@@ -89,7 +90,8 @@ def python_reward(
         # Its position, never its text: the tests (expected values included) stay the scorer's own,
         # and parts reach places an agent may read (a submit tool's artifact, an MCP client).
         "first_failing_test": failing[0] if failing else None,
-    } | refusals
+        **refusals,
+    }
     if not kept:
         return RewardResult(0.0, parts, corrupt=True, note="the gold fails every test; the task is unscored")
     return RewardResult(passed / len(kept), parts)

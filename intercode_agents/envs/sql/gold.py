@@ -68,7 +68,7 @@ async def gold_outcome(server: SqlServer, db: str, sql: str, timeout: float) -> 
     key = (server.image_id, db, sql)
     if key in _GOLD_CACHE:
         return _GOLD_CACHE[key]
-    request = {"op": "query", "sql": sql, "db": db or None, "fresh": True}
+    request: dict[str, Any] = {"op": "query", "sql": sql, "db": db or None, "fresh": True}
     request |= {"timeout": timeout, "max_rows": SCORE_ROW_CAP}
     run = GoldRun(SqlOutcome(rows=None, error="the gold query did not run"), False)
     for _ in range(2):

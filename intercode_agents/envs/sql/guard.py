@@ -125,7 +125,7 @@ def _judge_tree(tree: object, statement: Statement) -> str | None:
     if not isinstance(tree, reads):
         return _kind_of(tree, statement)
     changes = tuple(getattr(exp, name) for name in (*_WRITES, *_DDL, "Set", "Use", "Command"))
-    for node in tree.walk():  # type: ignore[attr-defined]
+    for node in tree.walk():
         if isinstance(node, exp.Lock):  # type: ignore[attr-defined]
             return "a locking read (FOR UPDATE, LOCK IN SHARE MODE) takes row locks"
         if isinstance(node, exp.Into):  # type: ignore[attr-defined]

@@ -35,6 +35,7 @@ async def test_contents_from_the_host_equal_those_of_the_engines_archive(bash_im
     async with Sandbox(bash_image, backend=backend, cmd=SLEEPER) as sb:
         assert (await sb.exec(SETUP + "ln /t/d/a.txt /t/d/hard")).exit_code == 0
         host = await sb.forensics.contents("/t")
+        assert host is not None  # within the default size cap
         with sb.slow_paths():
             engine = await sb.forensics.contents("/t")
             assert (

@@ -98,7 +98,7 @@ class DockerImageStore:
         except docker.errors.APIError as exc:
             raise ImageStoreError(exc.explanation or str(exc)) from None
 
-    def pull(self, ref: str, timeout: float) -> str | None:
+    def pull(self, ref: str, timeout: int) -> str | None:
         client = (
             docker.DockerClient(base_url=self.host, timeout=timeout)
             if self.host
@@ -118,8 +118,10 @@ class DockerImageStore:
         # docker-py saves one image a call; the Engine API's ``/images/get?names=...`` saves several
         # with their shared layers once (docker-py's own request helpers, for its session and errors).
         try:
-            response = self.api._get(self.api._url("/images/get"), params={"names": list(refs)}, stream=True)
-            self.api._raise_for_status(response)
+            # (the stubs leave out docker-py's private request helpers)
+            url = self.api._url("/images/get")  # type: ignore[attr-defined]
+            response = self.api._get(url, params={"names": list(refs)}, stream=True)  # type: ignore[attr-defined]
+            self.api._raise_for_status(response)  # type: ignore[attr-defined]
             yield from response.iter_content(chunk_size=1 << 20)
         except docker.errors.APIError as exc:
             raise ImageStoreError(exc.explanation or str(exc)) from None
