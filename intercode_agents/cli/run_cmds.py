@@ -7,7 +7,6 @@ import random
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from typer.core import TyperCommand
 
@@ -59,7 +58,7 @@ class RayCommand(TyperCommand):
     """A command whose ``--ray`` may come without its ADDRESS (Typer's options always take one):
     a bare ``--ray`` (last, or before another option) is read as ``--ray=``, Ray's own resolution."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # (Typer's own click Context)
         def bare(i: int) -> bool:
             return args[i] == "--ray" and (i + 1 == len(args) or args[i + 1].startswith("-"))
 

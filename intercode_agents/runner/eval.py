@@ -239,7 +239,7 @@ async def run_eval(
     if spec.path.parent != data_dir("envs"):
         settings["env_definition"] = str(spec.path)  # a user's env: where its YAML is
     plan = RunPlan.from_settings(settings)
-    options = {"reward": plan.reward_mode, "execution": config.execution}
+    options: dict[str, Any] = {"reward": plan.reward_mode, "execution": config.execution}
 
     async def play(session: _Session) -> EvalResult:
         session.max_cost_usd, session.progress_display = config.max_cost_usd, progress_display

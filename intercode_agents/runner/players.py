@@ -164,6 +164,7 @@ def make_player(
     from intercode_agents.strategies.base import NO_MODEL
 
     settings = {"max_turns": turns, **(strategy_settings or {})}
+    runner: Strategy
     recipe = PlayerRecipe(
         model, strategy, turns, agent, dict(strategy_settings or {}), dict(model_settings or {})
     )

@@ -189,7 +189,8 @@ class NodeActor:
             traj = await prepared.player.play(env, task, seed)
         finally:
             prepared.idle.append(env)
-            self._playing.discard(me)  # type: ignore[arg-type]
+            if me is not None:
+                self._playing.discard(me)
         traj.node, traj.engine = self.node, self.engine
         if task.image in prepared.image_ids:
             traj.image_id = prepared.image_ids[task.image]
