@@ -33,26 +33,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
 import resource
-import statistics
 import subprocess
 import time
-from collections import defaultdict
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from episode_profile import print_critical_path, print_record, profiled_replay
+
 from intercode_agents.datasets import Task, select_tasks
 from intercode_agents.envs import Env, make_env
-from intercode_agents.envs.bash import env as bash_env
 from intercode_agents.envs.bash.fact_store import clear_fact_stores
 from intercode_agents.envs.python import env as python_env
 from intercode_agents.envs.sql.gold import clear_gold_cache
 from intercode_agents.runner.players import GoldPlayer
 from intercode_agents.runner.preflight import image_ids
 from intercode_agents.runner.workers import Episode, run_episodes
-from intercode_agents.sandbox import Sandbox, SandboxPool, ShellSession, close_docker_client
+from intercode_agents.sandbox import close_docker_client
 from intercode_agents.sandbox.config import LABEL_RUN, RUN_ID
 
 CPUACCT = "/sys/fs/cgroup/cpuacct/docker"  # cgroup v1 CPU accounting of the engine's containers
@@ -135,53 +132,6 @@ async def throughput(
     return results
 
 
-# ------------------------------------------------------------------------------------- profile
-
-Timings = dict[str, list[float]]
-
-
-def _timed(timings: Timings, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    if asyncio.iscoroutinefunction(fn):
-
-        @functools.wraps(fn)
-        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-            t = time.perf_counter()
-            try:
-                return await fn(*args, **kwargs)
-            finally:
-                timings[name].append(time.perf_counter() - t)
-
-        return async_wrapper
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        t = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            timings[name].append(time.perf_counter() - t)
-
-    return wrapper
-
-
-PHASES: list[tuple[Any, str, str]] = [
-    # (owner, attribute, label); phases nest (the gold facts include a diff and a probe, say)
-    (SandboxPool, "acquire", "sandbox acquire"),
-    (Sandbox, "start", "container starts (cold acquires and refills)"),
-    (Sandbox, "shell", "shell start"),
-    (ShellSession, "run", "gold action in the agent's shell"),
-    (bash_env.BashEnv, "_facts", "gold side: the gold's facts (computed once, then stored)"),
-    (bash_env.BashEnv, "_score_with_live_gold", "gold side: live gold in its own sandbox"),
-    (bash_env, "changes_of", "file-system diffs"),
-    (bash_env, "probe", "content probes"),
-    (bash_env.BashEnv, "_image_digests", "image digests (probed once, then stored)"),
-    (bash_env, "bash_reward", "reward maths (TF-IDF)"),
-    (SandboxPool, "release", "release (returns at once)"),
-    (SandboxPool, "_recycle", "background: verify released sandbox"),
-    (SandboxPool, "_fill", "background: refill the pool"),
-]
-
-
 def clear_caches() -> None:
     """Forget the envs' per-process gold caches, so the next replay runs every gold again."""
     clear_fact_stores()
@@ -189,42 +139,13 @@ def clear_caches() -> None:
     python_env._GOLD_CACHE.clear()
 
 
-async def profile(tasks: list[Task]) -> tuple[Timings, list[float]]:
-    """Time the phases of ``tasks`` played one at a time with warm pools and no facts (the
-    ``warm pools`` replay of the module docstring)."""
-    timings: Timings = defaultdict(list)
-    phases = [(owner, attr, label) for owner, attr, label in PHASES if hasattr(owner, attr)]
-    originals = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in phases]
-    episodes: list[float] = []
-    player = GoldPlayer()
-    async with make_env("bash", **env_options("bash")) as env:
-        for task in tasks:  # fills the pools
-            await player.play(env, task, None)
+async def profile(tasks: list[Task], levels: list[int]) -> None:
+    """Cold replays of ``tasks`` under the profiler (:mod:`episode_profile`), one per level."""
+    for c in levels:
         clear_caches()
-        for (owner, attr, label), (_, _, fn) in zip(phases, originals, strict=True):
-            setattr(owner, attr, _timed(timings, label, fn))
-        try:
-            for task in tasks:
-                t = time.perf_counter()
-                await player.play(env, task, None)
-                episodes.append(time.perf_counter() - t)
-        finally:
-            for owner, attr, fn in originals:
-                setattr(owner, attr, fn)
-    return timings, episodes
-
-
-def print_profile(timings: Timings, episodes: list[float]) -> None:
-    n = len(episodes)
-    print(f"\nBash gold episode profile, {n} test tasks one at a time, warm pools (ms per episode, mean)")
-    print(f"  {'episode wall time':48} {1000 * statistics.mean(episodes):8.1f}")
-    print(f"  {'episode wall time (median)':48} {1000 * statistics.median(episodes):8.1f}")
-    for owner, attr, label in PHASES:
-        if not hasattr(owner, attr):
-            continue  # not in this version of the env
-        samples = timings.get(label, [])
-        total = 1000 * sum(samples) / n if n else 0.0
-        print(f"  {label:48} {total:8.1f}   ({len(samples)} calls)")
+        record = await profiled_replay(tasks, c, env_options("bash"))
+        print_record(record, "Cold Bash gold episodes, profiled")
+        print_critical_path(record)
 
 
 async def main(sets: list[str], levels: list[int], spider_limit: int, profile_n: int) -> None:
@@ -254,8 +175,7 @@ async def main(sets: list[str], levels: list[int], spider_limit: int, profile_n:
         then = f"   {cpu / before:.2f}x of {before:g} before isolation" if cpu and before else ""
         print(f"  {name:12} c={c:<3} {cpu:8.2f}{then}" if cpu is not None else f"  {name:12} c={c:<3} -")
     if profile_n:
-        tasks = select_tasks("bash", "test")[:profile_n]
-        print_profile(*await profile(tasks))
+        await profile(select_tasks("bash", "test")[:profile_n], levels)
     await close_docker_client()
 
 
