@@ -37,6 +37,7 @@ BASE = "intercode-agents/base:bookworm"  # the project's debootstrap base (image
 BASH_IMAGE, SQL_IMAGE = "intercode-bash", "intercode-sql"
 CONTAINERS = (f"{BASH_IMAGE}_ic_ctr", f"{BASH_IMAGE}_ic_ctr_eval", f"{SQL_IMAGE}_ic_ctr")
 SQL_PORT = 3307
+RACE_RETRIES = 10
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,10 @@ def build_images(python: Path, log: object = print) -> None:
         raise RuntimeError(f"the base image {BASE} is missing: run `intercode-agents images build` first")
     assets = _assets(python)
     contexts = {
-        BASH_IMAGE: ("bash.Dockerfile", [assets / "docker" / "setup_fs.sh", assets / "docker" / "docker.gitignore"]),
+        BASH_IMAGE: (
+            "bash.Dockerfile",
+            [assets / "docker" / "setup_fs.sh", assets / "docker" / "docker.gitignore"],
+        ),
         SQL_IMAGE: ("sql.Dockerfile", [assets / "datasets" / "spider_dev.sql", HERE / "anchor.cnf"]),
     }
     for tag, (dockerfile, files) in contexts.items():
@@ -104,7 +108,18 @@ def build_images(python: Path, log: object = print) -> None:
                 shutil.copy(f, tmp)
             shutil.copy(HERE / dockerfile, Path(tmp) / "Dockerfile")
             log(f"building {tag} (docker build --network host)")  # type: ignore[operator]
-            cmd = ["docker", "build", "-q", "--network", "host", "--build-arg", f"BASE={BASE}", "-t", tag, tmp]
+            cmd = [
+                "docker",
+                "build",
+                "-q",
+                "--network",
+                "host",
+                "--build-arg",
+                f"BASE={BASE}",
+                "-t",
+                tag,
+                tmp,
+            ]
             done = _run(cmd)
             if done.returncode != 0:
                 raise RuntimeError(f"building {tag} failed: {(done.stderr or done.stdout)[-1500:]}")
@@ -151,12 +166,20 @@ class Original:
         containers are made anew, so its start-up includes them."""
         if fresh and kind == "bash":
             _run(["docker", "rm", "-f", *CONTAINERS[:2]])
-        rows = [{"query": t.query, "gold": t.gold} | ({"db": t.meta["db"]} if kind == "sql" else {}) for t in tasks]
+        rows = [
+            {"query": t.query, "gold": t.gold} | ({"db": t.meta["db"]} if kind == "sql" else {})
+            for t in tasks
+        ]
         image = BASH_IMAGE if kind == "bash" else SQL_IMAGE
         with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="anchor-tasks-") as f:
             json.dump(rows, f)
             f.flush()
-            done = _run([str(self.python), str(HERE / "driver.py"), kind, f.name, image])
+            for _ in range(RACE_RETRIES):
+                done = _run([str(self.python), str(HERE / "driver.py"), kind, f.name, image])
+                # Its env lists every container of the engine and inspects each: one that another
+                # user removed meanwhile fails it with a 404 before it starts. Try again.
+                if done.returncode == 0 or "No such container" not in done.stderr:
+                    break
         if done.returncode != 0:
             raise RuntimeError(f"the original's {kind} replay failed: {done.stderr[-1500:]}")
         data = json.loads(done.stdout.strip().splitlines()[-1])

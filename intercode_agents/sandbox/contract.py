@@ -153,6 +153,11 @@ class HostAccess(ABC):
     def processes(self) -> list[Proc]:
         """The container's processes with their parents and start times, for signals by pidfd."""
 
+    def kill_all(self) -> None:
+        """Kill every process of the sandbox now, from the host (its removal follows): the
+        sandbox stops using CPU and memory at once, and the engine need not kill it."""
+        raise HostUnreadable("this host cannot signal the sandbox's processes")
+
     def close(self) -> None:
         if self.files is not None:
             self.files.close()

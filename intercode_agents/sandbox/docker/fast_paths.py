@@ -70,3 +70,11 @@ class LocalHost(HostAccess):
 
     def processes(self) -> list[Proc]:
         return signals.processes_of(self.pids())
+
+    def kill_all(self) -> None:
+        """SIGKILL to the container's init (PID 1 of its namespace) through a pidfd: the kernel then
+        kills every other process of the namespace."""
+        init = [p for p in self.processes() if p.pid == 1]
+        if not init:
+            raise HostUnreadable("the container's init is not among its processes")
+        signals.kill_now(init)
