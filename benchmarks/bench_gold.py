@@ -161,16 +161,16 @@ async def profile(tasks: list[Task], levels: list[int]) -> None:
 def print_results(
     name: str, n: int, ours: dict[int, list[dict[str, Replay]]], original: list[AnchorRun]
 ) -> None:
-    print(
-        f"\n{name}: {n} tasks, {len(next(iter(ours.values())))} round(s); medians (load averages of the rounds)"
-    )
+    rounds = len(next(iter(ours.values())))
+    print(f"\n{name}: {n} tasks, {rounds} round(s); medians (load averages of the rounds)")
     if original:
         rate = statistics.median(r.rate for r in original)
         with_startup = statistics.median(r.rate_with_startup for r in original)
         cpu = statistics.median(1000 * r.cpu / len(r.walls) for r in original)
+        solved = min(r.solved for r in original)
         print(
-            f"  original InterCode, sequential: {rate:.2f} episodes/s per episode ({with_startup:.2f} counting its "
-            f"start-up), solved {min(r.solved for r in original)}/{n}, its process {cpu:.1f} ms CPU an episode"
+            f"  original InterCode, sequential: {rate:.2f} episodes/s per episode ({with_startup:.2f} "
+            f"counting its start-up), solved {solved}/{n}, its process {cpu:.1f} ms CPU an episode"
         )
     print(
         f"  {'c':>3} "

@@ -50,11 +50,13 @@ from intercode_agents.sandbox import Sandbox, SandboxPool, ShellSession
 from intercode_agents.sandbox import forensics as forensics_module
 from intercode_agents.sandbox import launcher as launcher_module
 from intercode_agents.sandbox.docker.backend import DockerBackend
+from intercode_agents.sandbox.docker.fast_paths import LocalHost
 
 CPUACCT = Path("/sys/fs/cgroup/cpuacct/docker")  # cgroup v1; a v2 host has <id>/cpu.stat instead
 TICK = os.sysconf("SC_CLK_TCK")
 EPISODE: contextvars.ContextVar[int | None] = contextvars.ContextVar("episode", default=None)
 PATH: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("phase", default=())
+OWNER: contextvars.ContextVar[Any] = contextvars.ContextVar("phase_owner", default=None)  # its task
 LOOP = (None, ("event loop",))  # the loop's own work between callbacks
 PROFILER = (None, ("profiler",))
 
@@ -127,6 +129,7 @@ class Container:
     shim: int | None
     shim_cpu: float | None = None
     cpu: float | None = None
+    host: Any = None  # its fast paths (the kill from the host comes through them)
 
 
 @dataclass
@@ -198,14 +201,21 @@ class Profiler:
 
     def phase(self, owner: Any, attr: str, label: str, *, root: bool = False, call: bool = False) -> None:
         """Time ``owner.attr`` (a coroutine function) as the phase ``label``, nested in the caller's
-        phase unless ``root``; ``call`` marks an engine call (it takes the engine's CPU first)."""
+        phase unless ``root``; ``call`` marks an engine call (it takes the engine's CPU first). A
+        phase of :data:`AHEAD` started by another phase but run on its own is a root too."""
         profiler = self
 
         def wrap(fn: Any) -> Any:
             @functools.wraps(fn)
             async def timed(*args: Any, **kwargs: Any) -> Any:
-                path = (label,) if root else (*PATH.get(), label)
-                token = PATH.set(path)
+                task = asyncio.current_task()
+                if root:
+                    path: tuple[str, ...] = (label,)
+                elif label in AHEAD and PATH.get() and OWNER.get() is not task:  # runs on its own
+                    path = (f"background: {label}",)
+                else:
+                    path = (*PATH.get(), label)
+                token, owner = PATH.set(path), OWNER.set(task)
                 key = (EPISODE.get(), path)
                 profiler._switch(key)
                 profiler.record.order.setdefault(path, len(profiler.record.order))
@@ -221,6 +231,7 @@ class Profiler:
                     profiler._tick()
                     opened.pop(ticket, None)
                     PATH.reset(token)
+                    OWNER.reset(owner)
                     profiler._switch((EPISODE.get(), PATH.get()))
 
             return timed
@@ -269,32 +280,46 @@ class Profiler:
             async def start(backend: DockerBackend, sandbox_id: str, **kwargs: Any) -> Any:
                 started = await fn(backend, sandbox_id, **kwargs)
                 shim = profiler._own(lambda: Engine.shim_of(sandbox_id))
-                profiler.record.containers[sandbox_id] = Container(PATH.get(), shim)
+                profiler.record.containers[sandbox_id] = Container(PATH.get(), shim, host=started.host)
                 return started
 
             return start
+
+        def read_before_removal(sandbox_id: str, container: Container) -> None:
+            def read() -> None:
+                if container.shim is not None:
+                    try:
+                        container.shim_cpu = _proc_cpu(container.shim)
+                    except OSError:
+                        pass
+                container.cpu = Engine.container_cpu(sandbox_id) or container.cpu
+
+            if container.cpu is None:  # (read once: before the kill, where there is one)
+                profiler._own(read)
 
         def on_remove(fn: Any) -> Any:
             @functools.wraps(fn)
             async def remove(backend: DockerBackend, sandbox_id: str) -> None:
                 container = profiler.record.containers.get(sandbox_id)
                 if container is not None:
-
-                    def read() -> None:
-                        if container.shim is not None:
-                            try:
-                                container.shim_cpu = _proc_cpu(container.shim)
-                            except OSError:
-                                pass
-                        container.cpu = Engine.container_cpu(sandbox_id)
-
-                    profiler._own(read)
+                    read_before_removal(sandbox_id, container)
                 await fn(backend, sandbox_id)
 
             return remove
 
+        def on_kill(fn: Any) -> Any:
+            @functools.wraps(fn)
+            def kill_all(host: LocalHost) -> None:
+                for sandbox_id, container in profiler.record.containers.items():
+                    if container.host is host:
+                        read_before_removal(sandbox_id, container)
+                fn(host)
+
+            return kill_all
+
         self._patch(DockerBackend, "start", on_start)
         self._patch(DockerBackend, "remove", on_remove)
+        self._patch(LocalHost, "kill_all", on_kill)
 
     def _patch_episodes(self) -> None:
         """Each gold episode gets its number (the context variable its tasks inherit) and its wall."""
@@ -338,6 +363,8 @@ def _leaves(keys: list[Key]) -> list[Key]:
     """The innermost of the phases in flight (a phase holding another is not charged)."""
     return [k for k in keys if not any(o[1][: len(k[1])] == k[1] and o[1] != k[1] for o in keys)]
 
+
+AHEAD = {"gold facts"}  # phases an episode starts and does not wait for at once
 
 # (owner, attribute, label, root, engine call)
 PHASES: list[tuple[Any, str, str, bool, bool]] = [
@@ -452,15 +479,19 @@ def print_record(record: Record, title: str) -> None:
     ours = record.engine_total - record.idle_rate * record.wall
     roles: dict[str, list[Container]] = defaultdict(list)
     for container in record.containers.values():
-        roles[" > ".join(container.role) or "(outside an episode)"].append(container)
+        role = (
+            container.role[: container.role.index("container start")]
+            if "container start" in container.role
+            else container.role
+        )
+        roles[" > ".join(role) or "(outside an episode)"].append(container)
     print("  containers made, by the phase that made them (per episode; runc+shim and container CPU ms each)")
     for role, found in sorted(roles.items(), key=lambda kv: -len(kv[1])):
         shim = [c.shim_cpu for c in found if c.shim_cpu is not None]
         cpu = [c.cpu for c in found if c.cpu is not None]
-        print(
-            f"    {role:<60} {len(found) / n:5.2f}  runc+shim {1000 * statistics.mean(shim) if shim else 0:6.1f}"
-            f"  container {1000 * statistics.mean(cpu) if cpu else 0:6.1f}"
-        )
+        runc = 1000 * statistics.mean(shim) if shim else 0.0
+        inside = 1000 * statistics.mean(cpu) if cpu else 0.0
+        print(f"    {role:<60} {len(found) / n:5.2f}  runc+shim {runc:6.1f}  container {inside:6.1f}")
     shims = sum(c.shim_cpu or 0.0 for c in record.containers.values())
     inside = sum(c.cpu or 0.0 for c in record.containers.values())
     print(
