@@ -10,6 +10,8 @@ name goes (``make_env("examples/custom_env/jq.yaml")``, ``intercode-agents eval 
 - ``tasks``: where the tasks come from (see :mod:`intercode_agents.datasets.sources`);
 - ``images``: rows of the image table for the env's own images (see ``docker/images.yaml``; a
   ``folder`` is relative to the YAML);
+- ``caveats``: a YAML file (relative to this one) listing golds that cannot be scored as the paper
+  scored them (see :mod:`intercode_agents.datasets.gold_caveats`);
 - ``prompts``: the env's texts for the strategies (``name``, ``environment``, ``submit`` and, for
   envs that name a function, ``entry_point``), used where a prompt file has none for the env.
 
@@ -36,7 +38,7 @@ from intercode_agents.paths import data_dir
 from intercode_agents.plugins import Registry
 from intercode_agents.user_code import load_object
 
-_KEYS = {"name", "class", "description", "options", "tasks", "images", "prompts"}
+_KEYS = {"name", "class", "description", "options", "tasks", "images", "prompts", "caveats"}
 _PROMPT_KEYS = {"name", "environment", "submit", "entry_point"}
 
 
@@ -68,6 +70,7 @@ class EnvSpec:
     tasks: dict[str, Any] = field(default_factory=dict)
     images: dict[str, Any] = field(default_factory=dict)
     prompts: dict[str, str] = field(default_factory=dict)
+    caveats: str | None = None  # the file (beside the YAML) declaring golds that cannot be scored as usual
 
     @property
     def folder(self) -> Path:
@@ -170,5 +173,6 @@ def _read_spec(path: Path, stamp: int) -> EnvSpec:
         tasks=_mapping(raw.get("tasks"), "tasks", path),
         images=_mapping(raw.get("images"), "images", path),
         prompts=prompts,
+        caveats=str(raw["caveats"]) if raw.get("caveats") else None,
     )
     return spec

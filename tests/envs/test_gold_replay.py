@@ -2,7 +2,8 @@
 
 CI runs the full Bash (224) and Spider (1034) sets, a sample of MBPP, all of HumanEval (164), and every
 available CTF task.
-The only exceptions allowed are listed here with their reason; anything else failing is a regression.
+The only exceptions allowed are the tasks of intercode_agents/datasets/gold_caveats.py, each with its
+reason; anything else failing is a regression.
 """
 
 from __future__ import annotations
@@ -15,26 +16,18 @@ import tempfile
 
 import pytest
 
+from intercode_agents.datasets.gold_caveats import ids_with
+
 pytestmark = pytest.mark.slow
 
-# Golds whose output depends on the moment or the machine; the env re-runs the gold right after a
-# mismatch, but on a busy machine a second can still tick between the two runs.
-BASH_VOLATILE = {
-    "bash/fs1/11": "starts a background pipeline whose output races the command's end",
-    "bash/fs1/30": "counts the files under / (${DIRECTORY} is unset), /sys too, which follows host mounts",
-    "bash/fs2/36": "df prints the space the disk has left now",
-    "bash/fs2/42": "prints the current date and time",
-    "bash/fs2/49": "curl's progress meter prints elapsed times",
-    "bash/fs3/44": "df prints the disk's current usage",
-    "bash/fs3/50": "df prints the disk's current use in percent",
-    "bash/fs4/25": "prints the host's load average",
-}
-# Golds that fail on their own: data defects, reported as corrupt (never a free win).
-BASH_CORRUPT = {"bash/fs1/55": "`grep -r Hello *` from / reads /dev/zero forever and never finishes"}
-SPIDER_CORRUPT = {
-    "sql/spider/164", "sql/spider/178", "sql/spider/225",  # syntax errors in the Spider gold SQL
-    "sql/spider/531", "sql/spider/638", "sql/spider/802",
-}  # fmt: skip
+# Golds that cannot score one here, each with its reason: the one declared list, shared with `rescore`.
+# Volatile golds print what changes from one run to the next (the env re-runs the gold right after a
+# mismatch, but on a busy machine a second can still tick between the two runs); corrupt ones cannot
+# run here (the network, a tool's option) or are broken (never finish), and are reported corrupt, never a
+# free win.
+BASH_VOLATILE = ids_with("volatile", prefix="bash/")
+BASH_CORRUPT = ids_with("corrupt", "defect", prefix="bash/", execution="session")
+SPIDER_CORRUPT = ids_with("defect", prefix="sql/spider/")
 
 
 def gold(env: str, *args: str, timeout: int = 3000) -> dict:
@@ -58,8 +51,8 @@ def ids(report: dict, key: str) -> set[str]:
 def test_bash_all_224_golds_score_one():
     report = gold("bash", "--concurrency", "4")
     assert report["total"] == 224
-    assert ids(report, "failed") <= set(BASH_VOLATILE), report["failed"]
-    assert ids(report, "corrupt") <= set(BASH_CORRUPT), report["corrupt"]
+    assert ids(report, "failed") <= BASH_VOLATILE, report["failed"]
+    assert ids(report, "corrupt") == BASH_CORRUPT, report["corrupt"]
     assert report["n_solved"] >= 224 - len(BASH_VOLATILE) - len(BASH_CORRUPT)
 
 

@@ -15,7 +15,6 @@ import pytest
 
 from intercode_agents.errors import ConfigError
 from intercode_agents.fidelity.paper_log import BadLog, LoggedTurn, match_tasks, read_log
-from intercode_agents.fidelity.rescore import submission_of
 from tests.cli.test_cli_run_commands import cli
 
 RESULTS = Path(os.environ.get("INTERCODE_RESULTS", "/work/shared/intercode-results"))
@@ -79,16 +78,31 @@ def test_turns_the_original_never_ran_are_told_apart(tmp_path: Path) -> None:
     assert [t.executed for t in turns] == [False, True, False]  # a retry message, a query, a policy failure
 
 
-def test_what_the_original_scored_per_env() -> None:
-    def turn(action: str) -> LoggedTurn:
-        return LoggedTurn(action, "", 0.0, executed=True)
+def _try_again(env: str, environment: str, actions: list[str], tmp_path: Path) -> tuple[LoggedTurn, ...]:
+    history = {"actions": actions, "observations": ["x"] * len(actions), "rewards": [0] * len(actions)}
+    entry = _entry(environment=environment, dataset=f"{env}.json", turn_history=history)
+    return read_log(_write(tmp_path, {"0": entry}), env=env).episodes[0].turns
 
-    assert submission_of("bash", turn("ls")) == (True, None)  # the action's output
-    assert submission_of("python", turn("def helper(x):\n  pass\ndef f(y): pass")) == (True, "helper")
-    assert submission_of("python", turn("print(f(2))")) == (False, None)
-    assert submission_of("ctf", turn("submit picoCTF{x} trailing")) == (True, "picoCTF{x}")
-    assert submission_of("ctf", turn("cat flag.txt")) == (False, None)
-    assert submission_of("sql", LoggedTurn("SELECT", None, 0.0, executed=False)) == (False, None)
+
+def test_what_the_original_try_again_ran_and_scored_per_env(tmp_path: Path) -> None:
+    def seen(turn: LoggedTurn) -> tuple[str | None, bool, bool, str | None]:
+        return turn.command, turn.submits, turn.scored, turn.submission
+
+    [bash] = _try_again("bash/fs1", "ic_bash", ["ls"], tmp_path)
+    assert seen(bash) == ("ls", False, True, None)  # ran, then scored on its output
+    helper, call = _try_again(
+        "python", "ic_python", ["def helper(x):\n  pass\ndef f(y): pass", "print(f(2))"], tmp_path
+    )
+    assert seen(helper)[1:] == (False, True, "helper") and seen(call) == ("print(f(2))", False, False, None)
+    flag, shell = _try_again("ctf", "ic_ctf", ["submit picoCTF{x} trailing", "cat flag.txt"], tmp_path)
+    assert seen(flag) == (None, True, True, "picoCTF{x}") and seen(shell) == (
+        "cat flag.txt",
+        False,
+        False,
+        None,
+    )
+    [submit] = _try_again("sql", "ic_sql", ["submit"], tmp_path)
+    assert seen(submit) == (None, True, True, None)  # the env took it for the submit itself
 
 
 @pytest.mark.parametrize(
@@ -175,7 +189,7 @@ def test_rescore_a_bash_slice_in_both_execution_modes(tmp_path: Path) -> None:
     assert text.returncode == 0, text.stderr
     flat = " ".join(text.stdout.split())
     assert f"#1 {path}: gained bash/fs4/13; lost none" in flat and "the turns that disagree most" in flat
-    assert "bash/fs4 session 2 50.00 100.00 +50.00 1 0 10 of 11" in flat
+    assert "bash/fs4 Try Again session 2 0 50.00 100.00 +50.00 1 0 10 of 11" in flat
     assert "output differs" in flat and "answer_similarity=1.0" in flat
 
 
@@ -227,3 +241,178 @@ def test_rescore_a_ctf_log_scores_its_submits(tmp_path: Path) -> None:
     [report] = json.loads(result.stdout)
     assert (report["env"], report["execution"], report["scored_turns"]) == ("ctf", "paper", 3)
     assert report["lost"] == ["ctf/mini/1"] and report["disagreeing_turns"] == 1  # -1 (a wrong flag) is 0
+
+
+# -- the ReAct and Plan & Solve shapes -------------------------------------------------------------------
+
+REFUSAL = "Error executing query: Your last `execute` action did not contain {} code"
+
+
+def _react(env: str, turns: list[tuple[str, str, float]]) -> dict[str, Any]:
+    history = {
+        "thoughts": [f"thought {i}" for i in range(len(turns))],
+        "actions": [a for a, _, _ in turns],
+        "observations": [o for _, o, _ in turns],
+        "rewards": [r for _, _, r in turns],
+        "valid_action": [True] * len(turns),
+    }
+    dataset = "./data/nl2bash/nl2bash_fs_1.json" if env == "bash" else "./data/spider/dev_spider.json"
+    return _entry(environment=f"ic_{env}", dataset=dataset, turn_history=history)
+
+
+def test_react_actions_are_unwrapped_and_only_submits_are_scored(tmp_path: Path) -> None:
+    sql = _react(
+        "sql",
+        [
+            ("execute[SELECT a FROM t; DROP TABLE t]", "[(1,)]", 0),  # up to the first ;
+            ("execute SELECT a FROM t", REFUSAL.format("sql"), 0),  # no brackets: nothing ran
+            ("submit", "[(1,)]", 1.0),
+        ],
+    )
+    log = read_log(_write(tmp_path, {"0": sql}))
+    assert log.shape == "react"
+    ran, refused, submit = log.episodes[0].turns
+    assert (ran.command, ran.scored, ran.thought) == ("SELECT a FROM t", False, "thought 0")
+    assert (refused.command, refused.executed, refused.scored) == (None, False, False)
+    assert (submit.command, submit.submits, submit.scored) == (None, True, True)
+    bash = _react("bash", [("execute[ls [ab]* | grep ]x[]", "", 0), ("execute[submit]", "", 0.67)])
+    ran, submit = read_log(_write(tmp_path, {"0": bash})).episodes[0].turns
+    assert ran.command == "ls [ab]* | grep ]x["  # everything up to the last ]
+    assert submit.submits and submit.scored  # the env took any command starting with submit as one
+
+
+@pytest.mark.parametrize(
+    ("turns", "message"),
+    [
+        ([("ls -l", "total 0", 0)], "holds no execute"),  # the loop would have refused it
+        ([("execute[ls]", REFUSAL.format("bash"), 0)], "is the ReAct loop's refusal"),
+        ([("execute[ls]", "a b", 0.5)], "scored only its submits"),
+    ],
+)
+def test_a_react_log_the_loop_could_not_have_written_is_refused(
+    tmp_path: Path, turns: list[tuple[str, str, float]], message: str
+) -> None:
+    with pytest.raises(BadLog, match=message):
+        read_log(_write(tmp_path, {"0": _react("bash", turns)}))
+
+
+def test_plan_and_solve_files_with_and_without_their_wrapper(tmp_path: Path) -> None:
+    retry = "No SQL code was found in your last response.\n\nYour response should be a SQL command."
+    history = {
+        "actions": ["SHOW TABLES", "The query above is right.", "SELECT 1"],
+        "observations": ["[('t',)]", retry, "[(1,)]"],
+        "rewards": [0.0, 0.0, 1],
+        "steps": ["List the tables.", "Check the query.", "Answer."],
+        "valid_action": [True, True, True],
+    }
+    entry = _entry(environment="ic_sql", dataset="./data/spider/dev_spider.json", turn_history=history)
+    empty = _entry(
+        environment="ic_sql",
+        dataset="./data/spider/dev_spider.json",
+        task_id=1,
+        turn_history={
+            "actions": [],
+            "observations": [],
+            "rewards": [0],
+            "steps": [],
+            "valid_action": [False],
+        },
+    )
+    wrapped = read_log(_write(tmp_path, {"meta": {"env": "sql"}, "logs": {"0": entry, "1": empty}}))
+    assert (wrapped.shape, wrapped.meta, len(wrapped.episodes)) == ("plan_solve", {"env": "sql"}, 2)
+    shown, refused, answer = wrapped.episodes[0].turns
+    assert (shown.command, shown.scored, shown.step) == ("SHOW TABLES", True, "List the tables.")
+    assert (refused.executed, refused.scored) == (False, False)  # its reward is the step before's
+    assert answer.scored and wrapped.episodes[1].turns == ()  # a plan of no steps took no turn
+    bare = read_log(_write(tmp_path, {"0": entry}))
+    assert bare.shape == "plan_solve" and bare.episodes[0].turns == wrapped.episodes[0].turns
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ({"meta": {}, "logs": {"0": _entry()}}, "its turns have no steps"),
+        ({"meta": {}, "logs": {}, "extra": 1}, "exactly the objects meta and logs"),
+        (
+            {"0": _entry(), "1": _react("bash", [("submit", "", 0)])},
+            r"entries are of different loops: Try Again \(entry '0'\), ReAct \(entry '1'\)",
+        ),
+        (
+            {"0": _react("bash", [("submit", "", 0)]) | {"environment": "ic_python"}},
+            "the original ran that loop for Bash and SQL only",
+        ),
+    ],
+)
+def test_shapes_that_cannot_be_read_faithfully_are_refused(
+    tmp_path: Path, content: Any, message: str
+) -> None:
+    with pytest.raises(BadLog, match=message):
+        read_log(_write(tmp_path, content))
+
+
+def test_a_stale_entry_is_left_out_and_a_file_of_other_tasks_refused(tmp_path: Path) -> None:
+    from intercode_agents.datasets import get_task
+
+    entries = {str(i): _entry(task_id=i, query=get_task(f"bash/fs1/{i}").query) for i in range(3)}
+    entries["1"]["query"] = "Calculate the md5 sum of something else"
+    matched = match_tasks(read_log(_write(tmp_path, entries)))
+    assert [t.id for t, _ in matched.pairs] == ["bash/fs1/0", "bash/fs1/2"]
+    [out] = matched.left_out
+    assert (out.key, out.task_id, out.kind) == ("1", "bash/fs1/1", "stale query")
+    with pytest.raises(BadLog, match="entry '1': its query differs from task bash/fs1/1's"):
+        match_tasks(read_log(_write(tmp_path, entries)), strict_queries=True)
+
+
+# -- logs crafted to break the command (each once raised, or reached the terminal) ---------------------
+
+
+def test_a_deeply_nested_log_is_a_clear_error(tmp_path: Path) -> None:
+    result = cli(["rescore", str(_write(tmp_path, "[" * 200_000, "deep.json"))])
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-500:]
+    assert result.stderr.startswith("error:") and "nests arrays or objects too deeply" in result.stderr
+
+
+@pytest.mark.parametrize("number", ["-Infinity", "NaN", "1e999"])
+def test_numbers_json_cannot_hold_are_refused_not_written(tmp_path: Path, number: str) -> None:
+    from intercode_agents.datasets import get_task
+
+    entry = _entry(query=get_task("bash/mini/0").query)  # a real task: the file is otherwise fine
+    text = json.dumps({"0": entry}).replace('"rewards": [0.5]', f'"rewards": [{number}]')
+    result = cli(["rescore", str(_write(tmp_path, text, "inf.json")), "--env", "bash/mini", "--json"])
+    assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
+    assert "is not a trajectory file" in result.stderr
+
+
+def test_log_text_reaches_the_terminal_as_text(tmp_path: Path) -> None:
+    from intercode_agents.datasets import get_task
+
+    query = get_task("bash/mini/0").query
+    actions = [
+        "echo '[/] [bold]x'",  # rich markup, and a closing tag with nothing open
+        "find /testbed -name '*[aeiou]*' | head -1",  # brackets a real gpt-3.5 action holds
+        "echo 'a\x1b]0;pwned\x07\x1b[2J\rb'",  # set the terminal's title, clear the screen
+    ]
+    history = {"actions": actions, "observations": ["\x1b[31mred\x1b[0m"] * 3, "rewards": [0.5] * 3}
+    entry = {
+        "environment": "ic_bash",
+        "dataset": "mini",
+        "task_id": 0,
+        "query": query,
+        "turn_history": history,
+        "summary": {"max_reward": 0.5},
+    }
+    path = _write(tmp_path, {"0": entry}, "crafted.json")
+    result = cli(["rescore", str(path), "--env", "bash/mini", "--no-progress", "--worst", "5"])
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout and "\r" not in result.stdout
+    flat = " ".join(result.stdout.split())
+    assert "echo '[/] [bold]x'" in flat and "-name '*[aeiou]*'" in flat
+    assert "echo 'a\\x1b]0;pwned\\x07\\x1b[2J\\x0db'" in flat
+    as_json = cli(["rescore", str(path), "--env", "bash/mini", "--json", "--worst", "5"])
+    assert as_json.returncode == 0, as_json.stderr[-2000:]
+
+    def strict(name: str) -> None:
+        raise AssertionError(f"{name} is not JSON")
+
+    [report] = json.loads(as_json.stdout, parse_constant=strict)
+    assert report["disagreeing_turns"] == 3 and "\x1b" not in as_json.stdout

@@ -10,7 +10,10 @@ per process (:mod:`intercode_agents.envs.bash.facts`). A score below 1 is checke
 gold run in a sandbox of its own (as the original ran the gold at every submit), so a gold whose
 output drifts (a date, a disk usage figure) never costs the agent; a gold too large to cache always
 runs fresh. The gold's facts are computed from the episode's start on, in a sandbox of their own
-while the agent works, so a submit seldom waits for them.
+while the agent works, so a submit seldom waits for them. A task whose gold cannot do here what it did
+in the original (it downloads or resolves names, and the sandboxes have no network:
+:mod:`intercode_agents.datasets.gold_caveats`) is scored corrupt, in both reward modes, without running
+its gold.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from intercode_agents.datasets import Task
+from intercode_agents.datasets.gold_caveats import corrupt_reason
 from intercode_agents.datasets.sources import TaskSource
 from intercode_agents.datasets.task import TaskDetails
 from intercode_agents.envs.base import ActionResult
@@ -107,7 +111,8 @@ class BashEnv(PooledEnv):
     async def _prepare(self, task: Task) -> None:
         await self._start_shell(await self.take_sandbox(task.image), image=task.image)
         self._gold_ahead = None  # (a previous episode's gold finishes on its own: its facts are kept)
-        if self.facts.facts(self._image_key(task), self.gold(task)) is None:
+        declared_corrupt = corrupt_reason(task.id) is not None  # (scored without its gold)
+        if not declared_corrupt and self.facts.facts(self._image_key(task), self.gold(task)) is None:
             ahead = asyncio.ensure_future(self._facts(task))
             ahead.add_done_callback(lambda done: done.cancelled() or done.exception())  # read when scored
             self._golds.add(ahead)
@@ -179,6 +184,9 @@ class BashEnv(PooledEnv):
     async def _score(self, submission: str) -> RewardResult:
         task = self._require_task()
         assert self.sandbox is not None
+        if reason := corrupt_reason(task.id):  # a declared caveat: the gold cannot do here what it did
+            parts: dict[str, Any] = {"corrupt": True, "corrupt_reason": reason}
+            return RewardResult(0.0, parts, corrupt=True, note=f"the task cannot be scored here: {reason}")
         if self._gold_ahead is not None and self._gold_ahead[0] is task:
             facts = await asyncio.shield(self._gold_ahead[1])
         else:

@@ -39,6 +39,16 @@ in a repository at ``/``. Git tracks files only, so that clean removed every emp
 the names its .gitignore skipped (``/tmp`` and ``/mnt`` among them): ``echo x > /tmp/f`` failed there.
 Paper execution therefore runs on image variants without those folders, ``<image>-paper``
 (``docker/paper-fs``), so an untouched sandbox stays pristine and the change lists stay clean.
+
+The clock. The original's runs began soon after its images were built (May 2023): the files its
+fixture made were minutes old, the ones it dated (``touch -t``) as old as their dates then, and
+golds such as ``find -mmin +5 -delete`` or ``find -mtime +31`` chose their files by those ages. The
+paper images date what the fixture made to the build the logs show (20 May 2023, 23:44), and every
+action and gold here runs with the clock stopped at :data:`PAPER_CLOCK`, half an hour later (datefudge,
+loaded into every process of a paper image by ``/etc/ld.so.preload``, reads ``DATEFUDGE``): so the
+same files are as old at any time the images are used, and two runs select the same files. What the
+kernel stamps (a file written now, every change time) stays in real time, later than the clock: new
+files count as recent, as they did. ``env`` lists the two variables.
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ from __future__ import annotations
 import shlex
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from intercode_agents.envs.base import ActionResult
 from intercode_agents.sandbox import Sandbox
@@ -53,6 +64,10 @@ from intercode_agents.sandbox import Sandbox
 EXECUTION_MODES = ("session", "paper")
 PAPER_TIMEOUT = 10.0  # seconds: the original's alarm around each action
 SH_IMAGES = {"bash-fstest": "/bin/sh"}  # images whose tasks the original ran with /bin/sh -c
+# The clock of every paper action and gold: half an hour after the paper images' fixture time.
+PAPER_CLOCK = datetime(2023, 5, 21, 0, 14, tzinfo=UTC)
+CLOCK_ENV = {"DATEFUDGE": str(int(PAPER_CLOCK.timestamp())), "DATEFUDGE_DOSTATIC": "1"}
+_CLOCK = " ".join(f"{k}={v}" for k, v in CLOCK_ENV.items())
 MALFORMED = "Malformed command"
 TIMED_OUT = "Command timed out"
 # What Docker's exec answers when its working folder does not exist (docker-py returned it as the output).
@@ -65,7 +80,7 @@ CHDIR_FAILED = (
 # when every process holding its output (background jobs included) has let go of it.
 _ENTER = (
     'cd -P -- "$1" 2>/dev/null || { printf "%s" "$2"; exit 126; }; '
-    'unset PWD OLDPWD SHLVL; shift 2; "$@" 2>&1 | cat; exit "${PIPESTATUS[0]}"'
+    f'unset PWD OLDPWD SHLVL; export {_CLOCK}; shift 2; "$@" 2>&1 | cat; exit "${{PIPESTATUS[0]}}"'
 )
 
 
@@ -126,13 +141,13 @@ def plan(action: str, workdir: str, shell: str = "/bin/bash") -> PaperCommand:
 
 def gold_command(gold: str, workdir: str = "/", shell: str = "/bin/bash") -> str:
     """A session command that runs ``gold`` as the original ran it (a fresh ``bash -c`` of the shlex
-    split, in ``workdir``, no session state, no input, over when its output closes). A gold that
-    cannot be split runs ``false``."""
+    split, in ``workdir``, no session state, no input, on the paper clock, over when its output
+    closes). A gold that cannot be split runs ``false``."""
     try:
         argv = paper_argv(gold, shell)
     except MalformedCommand:
         argv = ["false"]
-    enter = f"unset PWD OLDPWD SHLVL; cd -P -- {shlex.quote(workdir)}"
+    enter = f"unset PWD OLDPWD SHLVL; export {_CLOCK}; cd -P -- {shlex.quote(workdir)}"
     return f"({enter} && {shlex.join(argv)} 2>&1 | cat) </dev/null"
 
 

@@ -164,11 +164,18 @@ async def test_the_sandbox_starts_as_the_originals_git_reset_left_it() -> None:
     assert "/etc/opt" in lines and "/testbed/notes" in lines  # kept: under an ignored name, or not empty
     assert "No such file or directory" in lines[-1]  # writing to /tmp failed, as in the original
     assert session[0] == ("/testbed/empty\n/testbed/notes\n/tmp\n", 0)
-    # fs1's fixture dates two files with `touch -t`; all else it made counts as recent, at any time.
-    count = "find /testbed -mtime +7 | wc -l; find /testbed -mmin -60 | wc -l; find /testbed | wc -l"
-    [(times, _)] = await _outputs("paper", [count], "bash/fs1/0")
-    dated, recent, everything = map(int, times.split())
-    assert dated == 2 and recent == everything - 2
+    # The clock of the original's runs: what fs1's fixture made is half an hour old, at any time; of the
+    # two files it dated with `touch -t`, one (2022) is old, the other (31 May 2023) yet to come.
+    count = (
+        "date -u '+%F %T'; find /testbed -mtime +7 | wc -l; find /testbed -mmin -60 | wc -l; "
+        "find /testbed -mmin +5 | wc -l; find /testbed | wc -l"
+    )
+    for _ in range(2):  # two episodes, the same ages
+        [(times, _)] = await _outputs("paper", [count], "bash/fs1/0")
+        day, hour, *counts = times.split()
+        old, recent, older_than_five, everything = map(int, counts)
+        assert f"{day} {hour}" == "2023-05-21 00:14:00" and old == 1
+        assert recent == older_than_five == everything - 1
 
 
 async def test_the_gold_runs_the_papers_way_too() -> None:
