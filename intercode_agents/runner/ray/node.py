@@ -53,11 +53,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from intercode_agents.datasets import Task
+from intercode_agents.datasets import Task, get_task
 from intercode_agents.envs import Env, make_env
 from intercode_agents.errors import ConfigError, IntercodeError
 from intercode_agents.runner.episode_registry import EpisodeRegistry, ServerOptions
-from intercode_agents.runner.groups import play_group
 from intercode_agents.runner.players import Player, PlayerRecipe
 from intercode_agents.runner.preflight import image_ids, load_local_model
 from intercode_agents.sandbox import RUN_ID, resolve_engines
@@ -199,22 +198,19 @@ class NodeActor:
     @_errors_travel
     async def play_group(self, key: str, task_id: str, k: int, seed: int = 0) -> list[dict[str, Any]]:
         """Play ``k`` episodes of ``task_id`` at once with the setup ``key``'s player, a group for
-        group-relative advantages (:func:`~intercode_agents.runner.groups.play_group`), on this node's
-        envs; return their records in sample order, each naming this node and its engine."""
-        prepared = self._setups[key]
+        group-relative advantages (as :func:`~intercode_agents.runner.groups.play_group` plays one
+        locally: seeds ``seed`` to ``seed + k - 1``, epochs 1 to k), each on its own env of this node;
+        return their records in sample order, each naming this node and its engine."""
         if not isinstance(k, int) or k < 1:
             raise ConfigError(f"a group has at least one episode, got k={k!r}")
-        envs = [prepared.idle.pop() if prepared.idle else await self._new_env(prepared) for _ in range(k)]
-        try:
-            group = await play_group(
-                prepared.setup.env, task_id, k, prepared.player, seed=seed, envs=envs,
-                env_options=prepared.setup.options,
-            )  # fmt: skip
-        finally:
-            prepared.idle.extend(envs)
-        for traj in group:
-            traj.node, traj.engine = self.node, self.engine
-        return [traj.model_dump(mode="json") for traj in group]
+        data_root = self._setups[key].setup.options.get("data_root")
+        task = await asyncio.to_thread(get_task, task_id, data_root=data_root)
+        if task.unavailable:
+            raise ConfigError(f"task {task.id} cannot run here: {task.unavailable}")
+        records = await asyncio.gather(*(self.play(key, task, seed + i) for i in range(k)))
+        for epoch, record in enumerate(records, start=1):
+            record["epoch"] = epoch
+        return list(records)
 
     async def _new_env(self, prepared: _Prepared) -> Env:
         env = make_env(prepared.setup.env, **prepared.setup.options)

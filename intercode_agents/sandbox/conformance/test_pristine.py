@@ -40,7 +40,7 @@ async def test_the_fingerprint_sees_each_channel_from_the_host_and_from_inside(b
         ways = ["host", "script"] if sb.host_access is not None else ["script"]
 
         async def fingerprints() -> dict[str, object]:
-            taken = {}
+            taken: dict[str, object] = {}
             for way in ways:
                 if way == "host":
                     taken[way] = await sb.forensics.fingerprint()
