@@ -236,8 +236,10 @@ def victims(
     return chosen
 
 
-def _signal(procs: list[Proc], number: int) -> list[Proc]:
-    """Signal each process through a pidfd (never a reused PID); the processes signalled."""
+async def send(procs: list[Proc], sig: str) -> None:
+    """Signal each process through a pidfd (never a reused PID); after SIGKILL, wait (a second at
+    most) until each is gone or a zombie."""
+    number = signal.Signals[f"SIG{sig}"]
     sent = []
     for p in procs:
         try:
@@ -253,19 +255,6 @@ def _signal(procs: list[Proc], number: int) -> list[Proc]:
             pass
         finally:
             os.close(fd)
-    return sent
-
-
-def kill_now(procs: list[Proc]) -> None:
-    """SIGKILL each process (through a pidfd) without waiting for it to end."""
-    _signal(procs, signal.SIGKILL)
-
-
-async def send(procs: list[Proc], sig: str) -> None:
-    """Signal each process through a pidfd (never a reused PID); after SIGKILL, wait (a second at
-    most) until each is gone or a zombie."""
-    number = signal.Signals[f"SIG{sig}"]
-    sent = _signal(procs, number)
     if number != signal.SIGKILL:
         return
     for _ in range(100):
