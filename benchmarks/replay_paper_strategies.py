@@ -5,11 +5,13 @@
 
 For each log, every entry's logged replies are played by a scripted chat model through our strategy,
 in a real env (SQL; Bash with ``execution="paper"``, each action run as the original ran it), and the
-script prints: the entries, how many ran the logged actions, how many ended with the logged success
-(``summary.max_reward == 1``; and how many with its best reward, within 0.01), the log's success rate
-and ours, and every entry whose actions or success differ, with where its actions part. How the
-replies are rebuilt from the log: :mod:`intercode_agents.fidelity.strategy_replay`. The log is read
-where it lies; nothing is copied.
+script prints: the episodes compared and those left out of both sides, each with its reason (the
+same as ``intercode-agents rescore`` leaves out: a query the data changed since, a task that cannot
+run here, a gold declared in ``envs/<env>/caveats.yaml`` as not scorable as the paper scored it), how
+many ran the logged actions, how many ended with the logged success (``summary.max_reward == 1``; and
+how many with its best reward, within 0.01), the log's success rate and ours, and every episode whose
+actions or success differ, with where its actions part. How the replies are rebuilt from the log:
+:mod:`intercode_agents.fidelity.strategy_replay`. The log is read where it lies; nothing is copied.
 """
 
 from __future__ import annotations
@@ -19,11 +21,8 @@ import asyncio
 import sys
 import time
 
-from intercode_agents.fidelity.strategy_replay import EntryReplay, read_strategy_log, replay_log
-
-
-def _rate(flags: list[bool]) -> float:
-    return 100.0 * sum(flags) / len(flags) if flags else 0.0
+from intercode_agents.fidelity.strategy_replay import read_strategy_log, replay_log
+from intercode_agents.trajectory import Trajectory
 
 
 async def replay_file(path: str, concurrency: int, keys: list[str] | None) -> None:
@@ -31,30 +30,32 @@ async def replay_file(path: str, concurrency: int, keys: list[str] | None) -> No
     started = time.perf_counter()
     done = 0
 
-    def progress(_: EntryReplay) -> None:
+    def progress(_: Trajectory) -> None:
         nonlocal done
         done += 1
-        print(f"\r  {done}/{len(keys or log.entries)}", end="", file=sys.stderr, flush=True)
+        print(f"\r  {done} played", end="", file=sys.stderr, flush=True)
 
     print(f"{path}\n  {log.strategy} on {log.env}/{log.split}, settings {log.settings()}")
-    results = await replay_log(log, keys=keys, concurrency=concurrency, on_done=progress)
+    replay = await replay_log(log, keys=keys, concurrency=concurrency, on_done=progress)
     print(file=sys.stderr)
-    logged = _rate([r.entry.solved for r in results])
-    ours = _rate([r.ours_solved for r in results])
+    results = replay.replayed
     print(
-        f"  entries {len(results)}, actions equal {sum(r.actions_equal for r in results)}, "
+        f"  entries {len(results) + len(replay.left_out)}, compared {len(results)} "
+        f"(left out {len(replay.left_out)}), actions equal {sum(r.actions_equal for r in results)}, "
         f"success equal {sum(r.success_equal for r in results)} "
         f"(best reward equal {sum(r.score_equal for r in results)}), "
-        f"logged {logged:.2f}%, ours {ours:.2f}% ({ours - logged:+.2f} points), "
-        f"{time.perf_counter() - started:.0f} s"
+        f"logged {100 * replay.logged_rate:.2f}%, ours {100 * replay.our_rate:.2f}% "
+        f"({replay.difference_points:+.2f} points), {time.perf_counter() - started:.0f} s"
     )
+    for out in replay.left_out:
+        print(f"  left out {out.task_id or 'entry ' + out.key} ({out.kind}): {out.reason}")
     for result in results:
         if result.actions_equal and result.success_equal:
             continue
-        success = "" if result.success_equal else f" success {result.entry.solved} -> {result.ours_solved}"
+        success = "" if result.success_equal else f" success {result.episode.solved} -> {result.ours_solved}"
         actions = "" if result.actions_equal else f" actions: {result.first_difference()}"
         error = f" error: {result.trajectory.error}" if result.trajectory.error else ""
-        print(f"  {result.task_id} (entry {result.entry.key}):{success}{actions}{error}")
+        print(f"  {result.task_id} (entry {result.episode.key}):{success}{actions}{error}")
 
 
 async def main() -> None:

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from intercode_agents.datasets import Task, load_tasks
+from intercode_agents.datasets.gold_caveats import left_out_of_rescore
 from intercode_agents.errors import ConfigError
 
 Shape = Literal["try_again", "react", "plan_solve"]
@@ -87,6 +88,7 @@ class LoggedEpisode:
     turns: tuple[LoggedTurn, ...]
     max_reward: float
     final_info: dict[str, Any] = field(default_factory=dict)  # the original's info of the last scoring
+    turns_max: int | None = None  # the loop's turn limit, where its summary logged one (ReAct)
 
     @property
     def solved(self) -> bool:
@@ -387,8 +389,13 @@ def _episode(env: str, shape: Shape, key: str, entry: Any, where: str) -> Logged
     if max_reward is None:
         max_reward = max((t.reward for t in turns), default=0.0)
     max_reward = _number(max_reward, "summary.max_reward", where)
+    turns_max = summary.get("turns_max") if isinstance(summary, dict) else None
+    if turns_max is not None and (type(turns_max) is not int or turns_max < 1):
+        raise BadLog(f"{where}: summary.turns_max is {turns_max!r}, not a number of turns")
     info = entry.get("info")
-    return LoggedEpisode(key, index, query, turns, max_reward, info if isinstance(info, dict) else {})
+    return LoggedEpisode(
+        key, index, query, turns, max_reward, info if isinstance(info, dict) else {}, turns_max
+    )
 
 
 def read_log(path: str | Path, *, env: str | None = None) -> PaperLog:
@@ -478,4 +485,35 @@ def match_tasks(
             f"{stale[0]}; {len(stale)} of {len(log.episodes)} entries differ so: is this file of another "
             "split? (--env)"
         )
+    return Matched(pairs, left_out)
+
+
+def episodes_to_compare(
+    log: PaperLog,
+    execution: str,
+    *,
+    data_root: str | Path | None = None,
+    strict_queries: bool = False,
+) -> Matched:
+    """The episodes a comparison with ``log`` replays in ``execution``, and those it leaves out.
+
+    :func:`match_tasks`, then the tasks that cannot be scored here as the paper scored them (the
+    network, the clock, the host, the original's container history: ``left_out_of_rescore`` of
+    :mod:`intercode_agents.datasets.gold_caveats`), each with its cause and reason. Every comparison
+    of a log with a replay of it (the re-score of its actions, the replay of its replies through a
+    strategy) takes its episodes from here, so the two compare the same ones.
+    """
+    matched = match_tasks(log, data_root=data_root, strict_queries=strict_queries)
+    pairs: list[tuple[Task, LoggedEpisode]] = []
+    left_out = list(matched.left_out)
+    for task, episode in matched.pairs:
+        caveat = left_out_of_rescore(task.id, execution)
+        if caveat is None:
+            pairs.append((task, episode))
+        else:
+            left_out.append(
+                LeftOut(episode.key, task.id, caveat.treatment, f"{caveat.cause}: {caveat.reason}")
+            )
+    order = {e.key: i for i, e in enumerate(log.episodes)}
+    left_out.sort(key=lambda x: order.get(x.key, len(order)))
     return Matched(pairs, left_out)

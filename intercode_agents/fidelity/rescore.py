@@ -20,7 +20,8 @@ compared is the same set of episodes on both sides: entries whose query differs 
 (``--strict-queries`` refuses the file instead), tasks that cannot run here, tasks the env finds
 corrupt and the tasks of :mod:`intercode_agents.datasets.gold_caveats` that cannot be scored as the
 paper scored them (the network, the clock, the host's load, the original's container history) are
-left out of both, and listed with their reason. The report says, per file, the log's success rate
+left out of both, and listed with their reason (:func:`.paper_log.episodes_to_compare`, which the
+replay of a log's replies through a strategy shares). The report says, per file, the log's success rate
 and ours, the episodes that flip either way, and the turns whose rewards disagree most, with our
 reward parts and whether the observations matched.
 """
@@ -36,7 +37,6 @@ from typing import Any
 from rich.console import Console
 
 from intercode_agents.datasets import Task
-from intercode_agents.datasets.gold_caveats import left_out_of_rescore
 from intercode_agents.envs import Env
 from intercode_agents.envs.bash.reward import PART_WEIGHT, answer_similarity
 from intercode_agents.envs.recorder import EpisodeRecorder
@@ -48,7 +48,7 @@ from intercode_agents.fidelity.paper_log import (
     LoggedEpisode,
     LoggedTurn,
     Shape,
-    match_tasks,
+    episodes_to_compare,
     read_log,
 )
 from intercode_agents.reward import check_mode
@@ -370,17 +370,8 @@ async def rescore_file(
     log = type(log)(log.path, log.env, log.split, log.shape, episodes, log.meta)
     if execution not in env_class(log.env).execution_modes:
         execution = "session"  # SQL and Python have one execution mode; the report says which ran
-    matched = match_tasks(log, data_root=data_root, strict_queries=strict_queries)
-    left_out = list(matched.left_out)
-    pairs = []
-    for task, episode in matched.pairs:
-        caveat = left_out_of_rescore(task.id, execution)
-        if caveat is None:
-            pairs.append((task, episode))
-        else:
-            left_out.append(
-                LeftOut(episode.key, task.id, caveat.treatment, f"{caveat.cause}: {caveat.reason}")
-            )
+    compared = episodes_to_compare(log, execution, data_root=data_root, strict_queries=strict_queries)
+    left_out, pairs = list(compared.left_out), compared.pairs
     tasks = [task for task, _ in pairs]
     by_cutting = log.env == "bash" and reward == "intercode"  # the quirk is of the intercode maths
     player = LogPlayer({task.id: ep for task, ep in pairs}, log.shape, gold_outputs=by_cutting)

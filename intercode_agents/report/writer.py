@@ -5,7 +5,7 @@ but its own inline style and script): charts are inline SVG drawn here, and a sm
 own (``report_app.js``) gives the per-episode view (question, every step with its thought, action,
 observation, exit code and reward, the reward parts, tags, tokens and cost), filters by outcome,
 tag, group and task id, and the run-vs-run comparison of flipped episodes. The episodes travel as
-data (:mod:`.report_data`) and only the rows in view are rendered, so 10,000 episodes stay fast.
+data (:mod:`.episodes`) and only the rows in view are rendered, so 10,000 episodes stay fast.
 Several run directories are compared side by side, one line or bar per run, labelled by strategy and
 model. Everything taken from the records is HTML-escaped in the markup, Markdown-escaped in the
 summary, and put into the page as text by the script.

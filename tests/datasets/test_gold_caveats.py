@@ -92,18 +92,21 @@ async def test_every_declared_corrupt_task_is_corrupt_in_both_reward_modes(rewar
 async def test_in_paper_execution_every_gold_scores_one_but_the_declared(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from intercode_agents.runner.config import EvalConfig
     from intercode_agents.runner.eval import run_eval
     from intercode_agents.runner.gold import classify
 
     monkeypatch.setenv("INTERCODE_AGENTS_CACHE", str(tmp_path / "cache"))  # every gold runs
     result = await run_eval(
-        "bash",
-        model="gold",
-        selector="fs1,fs2,fs3,fs4,test",
-        execution="paper",
-        concurrency=4,
-        out_dir=tmp_path / "run",
-        progress=False,
+        EvalConfig(
+            env="bash",
+            model="gold",
+            selector="fs1,fs2,fs3,fs4,test",
+            execution="paper",
+            concurrency=4,
+            out_dir=tmp_path / "run",
+            progress=False,
+        )
     )
     report = classify("bash", "intercode", result.records, result.wall_s, 4)
     assert report.total == 224

@@ -38,7 +38,7 @@ Both containers started each episode (and each gold run) after ``git reset --har
 in a repository at ``/``. Git tracks files only, so that clean removed every empty folder outside
 the names its .gitignore skipped (``/tmp`` and ``/mnt`` among them): ``echo x > /tmp/f`` failed there.
 Paper execution therefore runs on image variants without those folders, ``<image>-paper``
-(``docker/paper-fs``), so an untouched sandbox stays pristine and the change lists stay clean.
+(``docker/bash-paper``), so an untouched sandbox stays pristine and the change lists stay clean.
 
 The clock. The original's runs began soon after its images were built (May 2023): the files its
 fixture made were minutes old, the ones it dated (``touch -t``) as old as their dates then, and

@@ -149,7 +149,7 @@ async def test_timeout_gives_the_originals_observation() -> None:
 
 
 def test_the_image_sweep_skips_exactly_the_originals_ignored_names() -> None:
-    script = (data_dir("docker") / "paper-fs" / "as-after-git-reset.sh").read_text()
+    script = (data_dir("docker") / "bash-paper" / "as-after-git-reset.sh").read_text()
     [names] = re.findall(r"^IGNORED='([^']*)'$", script, re.MULTILINE)
     assert set(names.split("|")) == INTERCODE_IGNORED_NAMES
 
