@@ -4,36 +4,47 @@ Harbor's task format, ``schema_version = "1.3"``, as read at
 harbor-framework/harbor@eb165d99ee2491cacd1f32d7a2eb7fe143a64587 (Harbor 0.13.2;
 ``src/harbor/models/task/config.py`` and ``docs/content/docs/tasks/index.mdx``). One folder per task::
 
-    <slug>/task.toml          the task, its limits, no network, a separate verifier
+    <slug>/task.toml          the task, its limits, no network, where the verifier runs
            instruction.md     the question, and where the answer goes
            environment/       Dockerfile building the task's sandbox from our images' sources
-           tests/             the verifier's image: Dockerfile, test.sh, our reward maths, the gold
+           tests/             test.sh, our reward code, the gold's side (computed here by our env)
            solution/solve.sh  the gold (Harbor's oracle agent runs it)
 
-Integrity, as far as the format reaches: the gold and the expected answer live only in ``tests/``
-(the verifier's own image, ``environment_mode = "separate"``) and ``solution/`` (uploaded only when
-Harbor's oracle plays); the verifier gets nothing of the agent's container but the answer file
-(``artifacts``), so scoring runs apart from the agent's processes; both have ``network_mode =
-"no-network"``. test.sh removes any reward file before it writes its own. What the format cannot
-say (pids limit, dropped capabilities, disk cap) is in the README written beside the folders.
+The gold's side of each reward is computed at export time by our own env (the CTF flag; the SQL
+gold's rows; the Bash gold's output, changes and their digests: the facts our Bash env stores) and
+shipped only in ``tests/``, which the agent's container never holds. test.sh measures the agent's
+side (:mod:`.verify`) and scores it with our reward modules, copied unchanged.
 
-Which envs: the CTF env, whose reward needs only the answer and the gold. The Bash, SQL and Python
-rewards compare the agent's final state with the gold replayed in a sandbox of its own (file
-system changes, query results, test outcomes), which needs our harness in the verifier; they are
-refused with that reason.
+Where the verifier runs, per env:
+
+- CTF: in a container of its own (``environment_mode = "separate"``), given only the answer file
+  (``artifacts``): scoring runs apart from the agent's processes.
+- SQL and Bash: in the agent's container after the agent ends (Harbor's default, ``"shared"``):
+  their reward reads the agent's final database or file system, which Harbor's separate verifier
+  cannot see (it copies files only). Harbor uploads ``tests/`` only then, so the agent never sees the
+  gold; a process the agent leaves running could. The exported README says so.
+
+Both containers have ``network_mode = "no-network"``; test.sh removes any reward file before it writes
+its own. What the format cannot say (pids limit, dropped capabilities, disk cap) is in the README.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 import re
 import shlex
 import shutil
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import intercode_agents
 from intercode_agents.datasets import Task
+from intercode_agents.datasets.gold_caveats import corrupt_reason
 from intercode_agents.datasets.select import select_tasks
 from intercode_agents.errors import ConfigError
 from intercode_agents.integrations.harbor.environment import write_environment
@@ -47,27 +58,165 @@ ORG = "intercode-agents"
 #: The verifier image's default base: any image with Python 3 (a machine without a registry passes its own).
 VERIFIER_BASE = "python:3.12-slim"
 _PACKAGE = Path(intercode_agents.__file__).resolve().parent
+_VERIFY = "integrations/harbor/verify.py"
+_REWARD = ("errors.py", "reward.py", _VERIFY)
+_SANDBOX_STATES = (
+    "sandbox/contract.py",
+    "sandbox/path_states.py",
+    "sandbox/container_fs.py",
+    "sandbox/root_listing.py",
+)
+_BASH_MODULES = (
+    *_REWARD,
+    "envs/bash/changes.py",
+    "envs/bash/reward.py",
+    "envs/bash/facts.py",
+    *_SANDBOX_STATES,
+)
+# The copied sandbox modules' package: what the verifier reads of it (it never starts a sandbox).
+_SANDBOX_INIT = """\"\"\"What the Harbor verifier reads of intercode_agents.sandbox (written by
+`export harbor`): changes and path states. It never starts a sandbox.\"\"\"
+
+from intercode_agents.sandbox.contract import Change, ChangeKind
+from intercode_agents.sandbox.path_states import MISSING, PathState
+
+Sandbox = object  # named only in the copied modules' annotations
+__all__ = ["MISSING", "Change", "ChangeKind", "PathState", "Sandbox"]
+"""
+
+
+def _pip(*packages: str) -> str:
+    """A build step installing the reward's Python packages, pinned to the versions this export ran with."""
+    pinned = " ".join(f"{p}=={version(p)}" for p in packages)
+    return (
+        "RUN apt-get update && apt-get install -y --no-install-recommends python3-pip \\\n"
+        f"    && pip install --no-cache-dir --break-system-packages {pinned} \\\n"
+        "    && rm -rf /var/lib/apt/lists/*\n"
+    )
 
 
 @dataclass(frozen=True)
 class Family:
-    """What an env needs to be exported: where the agent leaves its answer, the reward code the
-    verifier runs (our modules, copied as they are) and the call that scores."""
+    """What an env needs to be exported: where the agent works and leaves its answer, where the
+    verifier runs, the reward code it runs (our modules, copied as they are), the gold's side
+    (computed by our env at export time) and the last build steps of the task's environment."""
 
     workdir: str
     answer_file: str
     answer_is: str  # how instruction.md names the answer
     modules: tuple[str, ...]  # under intercode_agents/
-    scorer: str  # "module:function", called (answer, gold, mode)
+    scorer: str  # a function of .verify, called (expected, answer)
+    separate: bool  # the verifier in a container of its own (else in the agent's, after it ends)
+    tail: str  # build steps after the task's image (the task's files are in task/)
+    gold_side: Callable[[list[Task]], Awaitable[dict[str, dict[str, Any] | str]]]
 
+
+async def _ctf_side(tasks: list[Task]) -> dict[str, dict[str, Any] | str]:
+    return {t.id: {"gold": t.gold} for t in tasks}
+
+
+async def _sql_side(tasks: list[Task]) -> dict[str, dict[str, Any] | str]:
+    """The gold's rows, through our SQL env (the driver and values its reward compares)."""
+    from intercode_agents.envs import make_env
+    from intercode_agents.envs.sql.gold import SCORE_ROW_CAP
+
+    sides: dict[str, dict[str, Any] | str] = {}
+    async with make_env("sql") as env:
+        for task in tasks:
+            await env.reset(task=task)
+            await env.step(task.gold)
+            rows = env.last_rows  # type: ignore[attr-defined]
+            score = (await env.submit()).score
+            if rows is None or score is None or score.reward < 1.0 or score.corrupt:
+                note = (score.note if score else "") or "no result set"
+                sides[task.id] = f"its gold does not score 1 here ({note})"
+                continue
+            sides[task.id] = {
+                "gold": task.gold,
+                "gold_rows": [list(r) for r in rows],
+                "db": str(task.meta.get("db") or ""),
+                "timeout": env.action_timeout,
+                "max_rows": SCORE_ROW_CAP,
+            }
+    return sides
+
+
+async def _bash_side(tasks: list[Task]) -> dict[str, dict[str, Any] | str]:
+    """The gold's facts (output, changes, their digests), as our Bash env stores them."""
+    from intercode_agents.envs import make_env
+
+    sides: dict[str, dict[str, Any] | str] = {}
+    async with make_env("bash") as env:
+        for task in tasks:
+            if reason := corrupt_reason(task.id):
+                sides[task.id] = f"its gold cannot run here: {reason}"
+                continue
+            await env.reset(task=task)
+            facts = await env.gold_facts()  # type: ignore[attr-defined]
+            if facts is None or facts.output is None:
+                sides[task.id] = "its gold changes too many paths to ship, or does not finish"
+                continue
+            sides[task.id] = {
+                "gold_output": facts.output,
+                "gold_changes": [[c.path, c.kind] for c in facts.changes],
+                "gold_digests": {p: dataclasses.asdict(s) for p, s in facts.digests.items()},
+            }
+    return sides
+
+
+_SQL_START = """#!/bin/sh
+# Starts the task's MariaDB server (as the image's user, as our SQL sandbox runs it), then the
+# container's command.
+if ! mariadb-admin ping --silent 2>/dev/null; then
+    mariadbd > /dev/null 2>&1 &
+fi
+exec "$@"
+"""
 
 FAMILIES = {
     "ctf": Family(
         workdir="/ctf",
         answer_file="/ctf/answer.txt",
         answer_is="the flag (only the flag)",
-        modules=("errors.py", "reward.py", "envs/ctf/reward.py"),
-        scorer="intercode_agents.envs.ctf.reward:ctf_reward",
+        modules=(*_REWARD, "envs/ctf/reward.py"),
+        scorer="score_ctf",
+        separate=True,
+        tail="COPY task/ /ctf/\nWORKDIR /ctf\n",
+        gold_side=_ctf_side,
+    ),
+    "sql": Family(
+        workdir="/sql",
+        answer_file="/sql/answer.sql",
+        answer_is="your final SQL query (one statement; its result rows are scored)",
+        modules=(*_REWARD, "envs/sql/reward.py"),
+        scorer="score_sql",
+        separate=False,
+        tail=(
+            "USER root\n" + _pip("scipy") + "COPY task/start-sql.sh /usr/local/bin/intercode-start-sql\n"
+            "RUN chmod 755 /usr/local/bin/intercode-start-sql && mkdir -p /sql && chown mysql:mysql /sql\n"
+            "USER mysql\nWORKDIR /sql\n"
+            'ENTRYPOINT ["/usr/local/bin/intercode-start-sql"]\n'
+        ),
+        gold_side=_sql_side,
+    ),
+    "bash": Family(
+        workdir="/",
+        answer_file="/answer.txt",
+        answer_is="the answer the task asks for (the output of the command that answers it)",
+        modules=_BASH_MODULES,
+        scorer="score_bash",
+        separate=False,
+        tail=(
+            _pip("scikit-learn")
+            + "# Last: the file system's listing and path states as built (what the agent's changes are\n"
+            "# measured against), taken by intercode-agents' code (no gold in it).\n"
+            "COPY task/lib/ /var/lib/intercode-harbor/lib/\n"
+            "RUN PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=/var/lib/intercode-harbor/lib python3 -c \\\n"
+            "    'from intercode_agents.integrations.harbor.verify import write_baseline; "
+            'write_baseline("{mode}")\'\n'
+            "WORKDIR /\n"
+        ),
+        gold_side=_bash_side,
     ),
 }
 
@@ -83,12 +232,32 @@ def _toml(value: object) -> str:
 
 def task_toml(task: Task, family: Family, mode: str, memory_mb: int) -> str:
     keywords = ["intercode", task.env, *[str(t) for t in task.meta.get("tags", [])]]
+    if family.separate:
+        verifier = [
+            "# Scoring in its own container, built from tests/: the agent's processes never see it.",
+            'environment_mode = "separate"',
+            "",
+            "[verifier.environment]",
+            'network_mode = "no-network"',
+            "cpus = 1",
+            "memory_mb = 512",
+        ]
+        artifacts = [
+            "# The verifier's only input from the agent's container: the answer file.",
+            f"artifacts = [{_toml(family.answer_file)}]",
+        ]
+    else:
+        verifier = [
+            "# Scoring reads the agent's final state, so it runs in the agent's container once the agent",
+            "# has ended (Harbor uploads tests/ only then); a separate verifier could not see that state.",
+            'environment_mode = "shared"',
+        ]
+        artifacts = []
     return "\n".join(
         [
             f"# Harbor task format schema {FORMAT_VERSION} (harbor-framework/harbor@{HARBOR_COMMIT[:8]}).",
             f"schema_version = {_toml(FORMAT_VERSION)}",
-            "# The verifier's only input from the agent's container: the answer file.",
-            f"artifacts = [{_toml(family.answer_file)}]",
+            *artifacts,
             "",
             "[task]",
             f"name = {_toml(f'{ORG}/{slug(task.id)}')}",
@@ -101,14 +270,8 @@ def task_toml(task: Task, family: Family, mode: str, memory_mb: int) -> str:
             f"reward_mode = {_toml(mode)}",
             "",
             "[verifier]",
-            "timeout_sec = 120.0",
-            "# Scoring in its own container, built from tests/: the agent's processes never see it.",
-            'environment_mode = "separate"',
-            "",
-            "[verifier.environment]",
-            'network_mode = "no-network"',
-            "cpus = 1",
-            "memory_mb = 512",
+            "timeout_sec = 300.0",
+            *verifier,
             "",
             "[agent]",
             "timeout_sec = 1800.0",
@@ -125,51 +288,75 @@ def task_toml(task: Task, family: Family, mode: str, memory_mb: int) -> str:
 
 
 def instruction(task: Task, family: Family) -> str:
+    where = f"You work in `{family.workdir}`."
+    if task.env == "sql":
+        db = task.meta.get("db")
+        where = (
+            f"The MariaDB database `{db}` is served in this container; query it with "
+            f"`mariadb -u agent {db}` (a read-only account)."
+        )
+    elif task.env == "ctf":
+        where = f"You work in `{family.workdir}`, which holds the task's files."
     return (
-        f"{task.query.strip()}\n\n"
-        f"You work in `{family.workdir}`, which holds the task's files. When you are done, write "
-        f"{family.answer_is} to `{family.answer_file}`: that file is what is scored.\n"
+        f"{task.query.strip()}\n\n{where} When you are done, write {family.answer_is} to "
+        f"`{family.answer_file}`: that file is what is scored.\n"
     )
 
 
 def solve_sh(task: Task, family: Family) -> str:
-    return (
-        "#!/bin/sh\n"
-        f"# The gold of {task.id}: what `intercode-agents gold` submits.\n"
-        f"printf '%s\\n' {shlex.quote(task.gold)} > {shlex.quote(family.answer_file)}\n"
-    )
+    head = f"#!/bin/sh\n# The gold of {task.id}: what `intercode-agents gold` plays.\n"
+    answer = shlex.quote(family.answer_file)
+    if task.env == "bash":
+        # The gold runs in bash from the sandbox's working folder, as our env runs it; its output is
+        # the answer (our env scores the last command's output).
+        gold = shlex.quote(task.gold)
+        return head + f"cd {shlex.quote(family.workdir)} && bash -c {gold} > {answer} 2>&1\n"
+    return head + f"printf '%s\\n' {shlex.quote(task.gold)} > {answer}\n"
 
 
 TEST_SH = """#!/bin/sh
-# Scores the answer with intercode-agents' own reward code (tests/lib) against the gold
-# (tests/expected.json), in the verifier's own container. Any reward file already there is removed
-# first: only this script's counts.
+# Scores the agent's side with intercode-agents' own reward code (tests/lib) against the gold's
+# side (tests/expected.json). Any reward file already there is removed first: only this script's
+# counts.
 mkdir -p /logs/verifier
 rm -f /logs/verifier/reward.json /logs/verifier/reward.txt
-exec python3 /tests/score.py
+PYTHONDONTWRITEBYTECODE=1 exec python3 /tests/score.py
 """
 
-SCORE_PY = '''"""Score the agent's answer as intercode-agents scores a submit (generated by `export harbor`).
+SQL_TEST_SH = """#!/bin/sh
+# Scores the agent's final query with intercode-agents' own reward code (tests/lib) against the
+# gold's rows (tests/expected.json), in the agent's container once the agent has ended. Any reward
+# file already there is removed first: only this script's counts.
+mkdir -p /logs/verifier
+rm -f /logs/verifier/reward.json /logs/verifier/reward.txt
+if ! mariadb-admin ping --silent 2>/dev/null; then
+    mariadbd > /dev/null 2>&1 &
+fi
+for _ in $(seq 120); do
+    mariadb-admin ping --silent 2>/dev/null && break
+    sleep 0.5
+done
+PYTHONDONTWRITEBYTECODE=1 exec python3 /tests/score.py
+"""
+
+SCORE_PY = '''"""Score the agent as intercode-agents scores a submit (generated by `export harbor`).
 
 Writes /logs/verifier/reward.json (the reward and the numeric reward parts, as Harbor reads it) and
 /logs/verifier/parts.json (every part, the reward mode, any note).
 """
 
-import importlib
 import json
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "lib"))
+from intercode_agents.integrations.harbor import verify  # noqa: E402
+
 expected = json.loads((HERE / "expected.json").read_text(encoding="utf-8"))
 answer_file = Path(expected["answer_file"])
-answer = ""
-if answer_file.is_file():
-    answer = answer_file.read_text(encoding="utf-8", errors="replace").strip()
-module, _, function = expected["scorer"].partition(":")
-score = getattr(importlib.import_module(module), function)
-result = score(answer, expected["gold"], expected["reward_mode"])
+answer = answer_file.read_text(encoding="utf-8", errors="replace") if answer_file.is_file() else None
+result = getattr(verify, expected["scorer"])(expected, answer)
 numbers = {k: float(v) for k, v in result.parts.items() if isinstance(v, (bool, int, float))}
 out = Path("/logs/verifier")
 out.mkdir(parents=True, exist_ok=True)
@@ -199,40 +386,63 @@ RUN chmod +x /tests/test.sh
 """
 
 
-def write_tests(task: Task, family: Family, mode: str, dest: Path) -> None:
-    dest.mkdir(parents=True)
-    for module in family.modules:
-        target = dest / "lib" / "intercode_agents" / module
+def copy_modules(modules: tuple[str, ...], lib: Path) -> None:
+    """Our modules, copied unchanged under ``lib/intercode_agents/`` (their packages' ``__init__``
+    left empty, the sandbox package's naming only what the copies read)."""
+    root = lib / "intercode_agents"
+    for module in modules:
+        target = root / module
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(_PACKAGE / module, target)
-    for package in {p for m in family.modules for p in (dest / "lib" / "intercode_agents" / m).parents}:
-        if package.is_relative_to(dest / "lib" / "intercode_agents"):
-            (package / "__init__.py").touch()
+    for package in {p for m in modules for p in (root / m).parents if p.is_relative_to(root)}:
+        (package / "__init__.py").touch()
+    if (root / "sandbox").is_dir():
+        (root / "sandbox" / "__init__.py").write_text(_SANDBOX_INIT, encoding="utf-8")
+
+
+def write_tests(task: Task, family: Family, mode: str, side: dict[str, Any], dest: Path) -> None:
+    dest.mkdir(parents=True)
+    copy_modules(family.modules, dest / "lib")
     expected = {
         "task_id": task.id,
-        "gold": task.gold,
         "answer_file": family.answer_file,
         "reward_mode": mode,
         "scorer": family.scorer,
+        **side,
     }
     (dest / "expected.json").write_text(json.dumps(expected, indent=2) + "\n", encoding="utf-8")
     (dest / "score.py").write_text(SCORE_PY, encoding="utf-8")
-    (dest / "test.sh").write_text(TEST_SH, encoding="utf-8")
+    (dest / "test.sh").write_text(SQL_TEST_SH if task.env == "sql" else TEST_SH, encoding="utf-8")
     (dest / "test.sh").chmod(0o755)
-    (dest / "Dockerfile").write_text(VERIFIER_DOCKERFILE, encoding="utf-8")
+    if family.separate:
+        (dest / "Dockerfile").write_text(VERIFIER_DOCKERFILE, encoding="utf-8")
 
 
-def _task_files(task: Task) -> list[tuple[Path, str]]:
-    if task.env != "ctf":
-        return []
-    from intercode_agents.envs.ctf.tasks import ctf_asset_files
+def _task_files(task: Task, files: Path, mode: str) -> None:
+    """What the task's last build stage copies in (``environment/task/``): never the gold."""
+    files.mkdir(parents=True)
+    if task.env == "ctf":
+        from intercode_agents.envs.ctf.tasks import ctf_asset_files
 
-    root = Path(task.meta["asset_dir"])
-    return [(path, str(path.relative_to(root))) for path in ctf_asset_files(task)]
+        root = Path(task.meta["asset_dir"])
+        for path in ctf_asset_files(task):
+            (files / path.relative_to(root)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, files / path.relative_to(root))
+    elif task.env == "sql":
+        (files / "start-sql.sh").write_text(_SQL_START, encoding="utf-8")
+    elif task.env == "bash":
+        copy_modules(_BASH_MODULES, files / "lib")
 
 
-def export_task(task: Task, out_dir: Path, *, mode: str = "intercode", data_root: Path | None = None) -> Path:
-    """Write one task's Harbor folder under ``out_dir``; its path."""
+def export_task(
+    task: Task,
+    out_dir: Path,
+    side: dict[str, Any],
+    *,
+    mode: str = "intercode",
+    data_root: Path | None = None,
+) -> Path:
+    """Write one task's Harbor folder under ``out_dir`` (``side``: the gold's side); its path."""
     family = FAMILIES.get(task.env)
     if family is None:
         raise ConfigError(unsupported(task.env))
@@ -242,15 +452,8 @@ def export_task(task: Task, out_dir: Path, *, mode: str = "intercode", data_root
     if folder.exists():
         shutil.rmtree(folder)
     environment = folder / "environment"
-    files = environment / "task"
-    files.mkdir(parents=True)
-    for path, rel in _task_files(task):
-        (files / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, files / rel)
-    tail = (
-        f"FROM {task.image} AS task\nCOPY task/ {family.workdir}/\nWORKDIR {family.workdir}\n"
-        'CMD ["sleep", "infinity"]\n'
-    )
+    _task_files(task, environment / "task", mode)
+    tail = f"FROM {task.image} AS task\n{family.tail.replace('{mode}', mode)}" + 'CMD ["sleep", "infinity"]\n'
     write_environment(task.image, environment, tail=tail, data_root=data_root)
     memory = load_spec(task.env).options.get("sandbox_options", {}).get("memory", "1g")
     (folder / "task.toml").write_text(
@@ -261,15 +464,15 @@ def export_task(task: Task, out_dir: Path, *, mode: str = "intercode", data_root
     solution.mkdir()
     (solution / "solve.sh").write_text(solve_sh(task, family), encoding="utf-8")
     (solution / "solve.sh").chmod(0o755)
-    write_tests(task, family, mode, folder / "tests")
+    write_tests(task, family, mode, side, folder / "tests")
     return folder
 
 
 def unsupported(env: str) -> str:
     return (
-        f"export harbor covers the {', '.join(FAMILIES)} env; the {env} reward compares the agent's final "
-        "state with the gold replayed in a sandbox of its own, which a Harbor verifier cannot do without "
-        "our harness (docs/INTEROP.md)"
+        f"export harbor covers the {', '.join(FAMILIES)} envs; the {env} reward runs the task's tests "
+        "against the agent's code in a sandbox apart from it, with the expected values kept out of "
+        "the code's process, which a Harbor verifier cannot do without our harness (docs/INTEROP.md)"
     )
 
 
@@ -281,21 +484,30 @@ def export_tasks(
     mode: str = "intercode",
     data_root: Path | None = None,
 ) -> list[Path]:
-    """Write one Harbor task folder per task ``selector`` names, and the README beside them."""
+    """Write one Harbor task folder per task ``selector`` names, and the README beside them. The gold's
+    side is computed by our env (for SQL and Bash, in our sandboxes: the engine must run)."""
     mode = check_mode(mode)
     env = env or selector.split("/", 1)[0].split(",", 1)[0]
-    if env not in FAMILIES:
+    family = FAMILIES.get(env)
+    if family is None:
         raise ConfigError(unsupported(env))
     chosen = select_tasks(env, selector, data_root=data_root, include_unavailable=True)
-    tasks = [t for t in chosen if not t.unavailable]
     left_out = {t.id: str(t.unavailable) for t in chosen if t.unavailable}
+    runnable = [t for t in chosen if not t.unavailable]
+    sides = asyncio.run(family.gold_side(runnable)) if runnable else {}
+    left_out |= {task_id: side for task_id, side in sides.items() if isinstance(side, str)}
+    tasks = [t for t in runnable if isinstance(sides.get(t.id), dict)]
     if not tasks:
         why = "; ".join(f"{task_id}: {reason}" for task_id, reason in left_out.items())
         raise ConfigError(
             f"no {env} task matching {selector!r} can be exported" + (f" ({why})" if why else "")
         )
     out_dir.mkdir(parents=True, exist_ok=True)
-    folders = [export_task(task, out_dir, mode=mode, data_root=data_root) for task in tasks]
+    folders = []
+    for task in tasks:
+        side = sides[task.id]
+        assert isinstance(side, dict)
+        folders.append(export_task(task, out_dir, side, mode=mode, data_root=data_root))
     (out_dir / "README.md").write_text(readme(env, mode, [t.id for t in tasks], left_out), encoding="utf-8")
     return folders
 

@@ -1,0 +1,166 @@
+"""The agent's side of an exported Harbor task, measured inside the task's container, then scored.
+
+``tests/score.py`` of an exported task calls one of these with ``tests/expected.json`` (the gold's
+side, computed by our env at export time) and the answer file's text. Each measures what our env
+measures of the agent's sandbox, with the means the container has, and scores it with our reward
+module for the env, unchanged:
+
+- CTF: the answer is the flag; :func:`intercode_agents.envs.ctf.reward.ctf_reward`.
+- SQL: the answer file holds the agent's final query; it runs through the image's own JSON-lines SQL
+  helper (``/opt/intercode/sqlhelper.py``, the read-only ``agent`` account: the driver and row values
+  our env scores with), and its rows or its error meet the gold's rows in
+  :func:`intercode_agents.envs.sql.reward.sql_reward`. No answer file: no query was run.
+- Bash: the file system's changes since the image was built (a listing taken then, compared with one
+  taken now by Docker's rules, :mod:`intercode_agents.sandbox.root_listing`), the states of the paths
+  the reward reads (:mod:`intercode_agents.sandbox.path_states`, read by this process through the
+  root folder's descriptor), and the answer text; :func:`intercode_agents.envs.bash.reward.bash_reward`
+  against the gold's facts. Harbor's own folders (``/logs``, ``/tests``, ``/solution``), the answer
+  file and the build-time listing are not the agent's changes.
+
+This module is copied into each task's ``tests/lib`` (and, for Bash, into the environment, whose last
+build step runs :func:`write_baseline`), so it imports only what is copied with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+#: Where the Bash environment keeps the listing and path states taken at its build.
+BASELINE = "/var/lib/intercode-harbor/baseline.json"
+#: Paths Harbor itself makes in the agent's container: never the agent's changes.
+HARBOR_PATHS = ("/logs", "/tests", "/solution", "/var/lib/intercode-harbor")
+SQL_HELPER = ["python3", "/opt/intercode/sqlhelper.py"]
+
+
+def score_ctf(expected: dict[str, Any], answer: str | None) -> Any:
+    from intercode_agents.envs.ctf.reward import ctf_reward
+
+    return ctf_reward((answer or "").strip(), expected["gold"], expected["reward_mode"])
+
+
+def score_sql(expected: dict[str, Any], answer: str | None) -> Any:
+    from intercode_agents.envs.sql.reward import SqlOutcome, sql_reward
+
+    gold = SqlOutcome(rows=expected["gold_rows"])
+    query = (answer or "").strip()
+    if not query:
+        agent = SqlOutcome(rows=None, error="no query was run")
+    else:
+        reply = sql_query(expected["db"], query, float(expected["timeout"]), int(expected["max_rows"]))
+        if not reply.get("ok"):
+            agent = SqlOutcome(rows=None, error=str(reply.get("error") or "the query failed"))
+        elif reply.get("rows") is None or not reply.get("columns"):
+            agent = SqlOutcome(rows=None)
+        else:
+            agent = SqlOutcome(rows=[tuple(r) for r in reply["rows"]])
+    return sql_reward(agent, gold, expected["gold"], expected["reward_mode"])
+
+
+def sql_query(db: str, query: str, timeout: float, max_rows: int) -> dict[str, Any]:
+    """One query through the image's SQL helper as the read-only ``agent`` account."""
+    requests = [
+        {"op": "reset", "db": db},
+        {"op": "query", "sql": query, "db": db, "timeout": timeout, "max_rows": max_rows},
+    ]
+    env = os.environ | {"INTERCODE_SQL_USER": "agent", "INTERCODE_SQL_PASSWORD": ""}
+    done = subprocess.run(
+        SQL_HELPER,
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout + 60,
+    )
+    replies = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    if len(replies) < 2:
+        return {"ok": False, "error": f"the SQL helper did not answer: {done.stderr.strip()[-300:]}"}
+    return replies[1] if replies[0].get("ok") else replies[0]
+
+
+# -- Bash ----------------------------------------------------------------------------------------
+
+
+def _listing() -> dict[str, Any]:
+    from intercode_agents.sandbox.root_listing import LIST_SCRIPT, parse_listing
+
+    done = subprocess.run(["/bin/sh", "-c", LIST_SCRIPT], capture_output=True, check=True)
+    return parse_listing(done.stdout.decode("utf-8", errors="surrogateescape"))
+
+
+def _states(deep: list[str], shallow: list[str]) -> dict[str, Any]:
+    from intercode_agents.sandbox.container_fs import ContainerFiles
+    from intercode_agents.sandbox.path_states import read_states
+
+    files = ContainerFiles(os.open("/", os.O_RDONLY | os.O_DIRECTORY), ())
+    try:
+        return read_states(files, deep, shallow)
+    finally:
+        files.close()
+
+
+def _ours(path: str, excluded: tuple[str, ...]) -> bool:
+    return not any(path == p or path.startswith(p.rstrip("/") + "/") for p in excluded)
+
+
+def write_baseline(mode: str, path: str = BASELINE) -> None:
+    """The build's last step: the root file system's listing, and the state of every path a change
+    of which the reward mode counts (what the pristine sandbox held, for the score's base digests)."""
+    import dataclasses
+
+    from intercode_agents.envs.bash.changes import in_scope
+
+    listing = _listing()
+    scoped = [p for p in listing if p != "/" and in_scope(p, mode) and _ours(p, HARBOR_PATHS)]
+    states = _states([], scoped)
+    data = {
+        "listing": {p: dataclasses.astuple(e) for p, e in listing.items()},
+        "states": {p: dataclasses.asdict(s) for p, s in states.items()},
+    }
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(data), encoding="utf-8", errors="surrogateescape")
+
+
+def _state(fields: dict[str, Any]) -> Any:
+    from intercode_agents.sandbox.path_states import PathState
+
+    return PathState(**fields)
+
+
+def score_bash(expected: dict[str, Any], answer: str | None, baseline: str = BASELINE) -> Any:
+    from intercode_agents.envs.bash.changes import paths_to_probe
+    from intercode_agents.envs.bash.reward import BashSide, bash_reward
+    from intercode_agents.sandbox.contract import Change
+    from intercode_agents.sandbox.path_states import MISSING
+    from intercode_agents.sandbox.root_listing import Entry, changes
+
+    mode = expected["reward_mode"]
+    data = json.loads(Path(baseline).read_text(encoding="utf-8", errors="surrogateescape"))
+    before = {p: Entry(*e) for p, e in data["listing"].items()}
+    excluded = (*HARBOR_PATHS, expected["answer_file"])
+    agent_changes = tuple(c for c in changes(before, _listing()) if _ours(c.path, excluded))
+    gold_changes = tuple(Change(p, k) for p, k in expected["gold_changes"])
+    gold_states = {p: _state(s) for p, s in expected["gold_digests"].items()}
+    request = paths_to_probe(agent_changes, gold_changes, mode)
+    agent_digests = _states(list(request.deep), list(request.shallow))
+    pristine = {p: _state(s) for p, s in data["states"].items()}
+    wanted = [*((p, True) for p in request.deep), *((p, False) for p in request.shallow)]
+    base = {(p, deep): pristine.get(p, MISSING) for p, deep in wanted}
+    gold_digests = {p: _gold_state(p, deep, gold_changes, gold_states, base) for p, deep in wanted}
+    return bash_reward(
+        BashSide(agent_changes, agent_digests, answer or ""),
+        BashSide(gold_changes, gold_digests, expected["gold_output"]),
+        mode,
+        base_digests={p: base[(p, deep)] for p, deep in wanted},
+    )
+
+
+def _gold_state(path: str, deep: bool, gold_changes: Any, gold_states: Any, base: Any) -> Any:
+    """The gold side's state of ``path`` (as :meth:`intercode_agents.envs.bash.facts.GoldFacts.derive`)."""
+    from intercode_agents.envs.bash.facts import GoldFacts
+    from intercode_agents.sandbox.path_states import MISSING
+
+    return GoldFacts("", tuple(gold_changes), gold_states).derive(path, deep, base) or MISSING
