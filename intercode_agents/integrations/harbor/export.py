@@ -167,7 +167,7 @@ async def _bash_side(tasks: list[Task]) -> dict[str, dict[str, Any] | str]:
 _SQL_START = """#!/bin/sh
 # Starts the task's MariaDB server (as the image's user, as our SQL sandbox runs it), then the
 # container's command.
-if ! mariadb-admin ping --silent 2>/dev/null; then
+if ! mariadb-admin ping --silent > /dev/null 2>&1; then
     mariadbd > /dev/null 2>&1 &
 fi
 exec "$@"
@@ -329,11 +329,11 @@ SQL_TEST_SH = """#!/bin/sh
 # file already there is removed first: only this script's counts.
 mkdir -p /logs/verifier
 rm -f /logs/verifier/reward.json /logs/verifier/reward.txt
-if ! mariadb-admin ping --silent 2>/dev/null; then
+if ! mariadb-admin ping --silent > /dev/null 2>&1; then
     mariadbd > /dev/null 2>&1 &
 fi
 for _ in $(seq 120); do
-    mariadb-admin ping --silent 2>/dev/null && break
+    mariadb-admin ping --silent > /dev/null 2>&1 && break
     sleep 0.5
 done
 PYTHONDONTWRITEBYTECODE=1 exec python3 /tests/score.py

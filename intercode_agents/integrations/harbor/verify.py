@@ -75,7 +75,8 @@ def sql_query(db: str, query: str, timeout: float, max_rows: int) -> dict[str, A
         env=env,
         timeout=timeout + 60,
     )
-    replies = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    replies = [r for r in lines if "ready" not in r]  # the helper's first line says it is ready
     if len(replies) < 2:
         return {"ok": False, "error": f"the SQL helper did not answer: {done.stderr.strip()[-300:]}"}
     return replies[1] if replies[0].get("ok") else replies[0]
