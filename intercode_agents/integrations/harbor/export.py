@@ -514,6 +514,37 @@ def export_tasks(
 
 def readme(env: str, mode: str, ids: list[str], left_out: dict[str, str]) -> str:
     skipped = "".join(f"- {task_id}: {reason}\n" for task_id, reason in left_out.items()) or "none\n"
+    family = FAMILIES[env]
+    if family.separate:
+        where = """- Scoring runs in a separate verifier container (`environment_mode = "separate"`); it
+  receives only the answer file (`artifacts`), so processes the agent leaves behind cannot touch it. The gold
+  is only in `tests/` (the verifier's image) and `solution/`: never in the agent's container."""
+    else:
+        state = "database" if env == "sql" else "file system"
+        where = f"""- **Scoring runs in the agent's container**, once the agent has ended (`environment_mode =
+  "shared"`, Harbor's default): the {env} reward reads the agent's final {state},
+  which Harbor's separate verifier cannot see (it copies files only). Harbor uploads `tests/` (the
+  gold's side) only then, so the agent never sees it while it works; but a process the agent leaves
+  running could read it, or race test.sh. intercode-agents scores from outside the sandbox; Harbor's
+  format cannot express that here."""
+    extra = ""
+    if env == "bash":
+        extra = """- The agent's changes are measured against a listing of the file system taken at the
+  image's build (`/var/lib/intercode-harbor/baseline.json`, no gold in it); an agent that
+  rewrites it can hide its own changes from the score. intercode-agents reads changes from the
+  engine, which no agent can alter. Harbor's own folders (`/logs`, `/tests`, `/solution`) and the
+  answer file are not changes.
+- The environment adds scikit-learn (the reward's TF-IDF) to the image, pinned to the version the
+  export ran with; the agent can see it.
+"""
+    elif env == "sql":
+        extra = """- The database server runs in the agent's container as the image's user (`mysql`), which
+  owns it: the agent could change the data, where intercode-agents gives it a read-only account only. The
+  final query is run through the read-only `agent` account on the database as the agent left it;
+  the gold's rows were computed on the pristine one at export time.
+- The environment adds scipy (the reward's Kendall tau) to the image, pinned to the version the
+  export ran with.
+"""
     return f"""# InterCode {env} tasks for Harbor (exported by intercode-agents)
 
 {len(ids)} task folders in Harbor's task format, schema {FORMAT_VERSION}
@@ -524,24 +555,25 @@ Run the oracle (the gold): `harbor run -p <this folder> -a oracle`; every task s
 
 ## What each folder holds
 
-- `instruction.md`: the question, and the file the answer goes to.
+- `instruction.md`: the question, and the file the answer goes to (`{family.answer_file}`).
 - `environment/Dockerfile`: our sandbox images' Dockerfiles as stages of one build (their files in a
-  sub-folder per stage), then the task's files. `ARG BASE` is the Debian base (default
+  sub-folder per stage), then the task's stage. `ARG BASE` is the Debian base (default
   `debian:bookworm-slim`).
-- `tests/`: the verifier's image (`ARG BASE`, default `{VERIFIER_BASE}`): `test.sh`, intercode-agents'
-  own reward code (`tests/lib`), the gold (`expected.json`). It writes `/logs/verifier/reward.json`.
+- `tests/`: `test.sh`, intercode-agents' own reward code (`tests/lib`, copied unchanged), and the
+  gold's side (`expected.json`, computed by intercode-agents' env at export time).
+  {"The verifier's image (`ARG BASE`, default " + VERIFIER_BASE + ")." if family.separate else ""}
+  It writes `/logs/verifier/reward.json` (the reward and numeric parts) and `parts.json` (all parts).
 - `solution/solve.sh`: the gold.
 
 ## Guarantees, and what Harbor's format cannot express
 
-- The gold and the expected answer are only in `tests/` and `solution/`: never in `environment/`, so
-  never in the agent's container (Harbor uploads `solution/` only for its oracle agent).
-- Scoring runs in a separate verifier container (`environment_mode = "separate"`); it receives only
-  the answer file (`artifacts`), so processes the agent leaves behind cannot touch it.
-- No network for the agent's container nor the verifier's (`network_mode = "no-network"`). Agents
-  installed inside the container that call a model API (claude-code, codex, ...) cannot run so;
-  agents that drive the container from outside (terminus-2) can.
-- **Not expressible in task.toml**, so not enforced by these folders: intercode-agents' pids limit
+{where}
+- No network for the agent's container{" nor the verifier's" if family.separate else ""}
+  (`network_mode = "no-network"`).
+  Agents installed inside the container that call a model API (claude-code, codex, ...) cannot run
+  so; agents that drive the container from outside (terminus-2) can.
+- test.sh deletes any reward file before it writes its own.
+{extra}- **Not expressible in task.toml**, so not enforced by these folders: intercode-agents' pids limit
   (512), dropped capabilities, read-only areas and disk cap. Harbor's docker provider could take them
   from a docker-compose.yaml, other providers cannot; run untrusted agents with that in mind.
 - intercode-agents gives each episode a never-used sandbox; Harbor starts a fresh container per
@@ -551,5 +583,5 @@ Run the oracle (the gold): `harbor run -p <this folder> -a oracle`; every task s
 
 Tasks: {", ".join(ids)}
 
-Left out (they cannot run without network or lack a file here, as in intercode-agents):
+Left out (they cannot run here, or their gold does not score 1 here, as in intercode-agents):
 {skipped}"""
