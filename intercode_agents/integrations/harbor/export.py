@@ -66,6 +66,15 @@ _SANDBOX_STATES = (
     "sandbox/container_fs.py",
     "sandbox/root_listing.py",
 )
+_PYTHON_MODULES = (
+    *_REWARD,
+    *(f"envs/python/{m}.py" for m in ("asserts", "checker", "checks", "reward", "scorer", "values")),
+    "sandbox/contract.py",
+    "sandbox/path_states.py",
+    "sandbox/container_fs.py",
+    "sandbox/json_session.py",
+    "sandbox/stream.py",
+)
 _BASH_MODULES = (
     *_REWARD,
     "envs/bash/changes.py",
@@ -80,8 +89,12 @@ _SANDBOX_INIT = """\"\"\"What the Harbor verifier reads of intercode_agents.sand
 from intercode_agents.sandbox.contract import Change, ChangeKind
 from intercode_agents.sandbox.path_states import MISSING, PathState
 
+try:
+    from intercode_agents.sandbox.json_session import JsonSession
+except ImportError:  # copied only where the Python scorer runs
+    JsonSession = object
 Sandbox = object  # named only in the copied modules' annotations
-__all__ = ["MISSING", "Change", "ChangeKind", "PathState", "Sandbox"]
+__all__ = ["MISSING", "Change", "ChangeKind", "JsonSession", "PathState", "Sandbox"]
 """
 
 
@@ -164,6 +177,36 @@ async def _bash_side(tasks: list[Task]) -> dict[str, dict[str, Any] | str]:
     return sides
 
 
+async def _python_side(tasks: list[Task]) -> dict[str, dict[str, Any] | str]:
+    """The gold solution and the task's tests, with our Python env's scoring settings; the verifier
+    runs both, as our env does at every submit."""
+    from intercode_agents.envs import make_env
+    from intercode_agents.envs.python.asserts import UnsplittableTest
+    from intercode_agents.envs.python.scorer import AssertScorer
+
+    async with make_env("python") as defaults:  # its settings only: no episode is played
+        pass
+    sides: dict[str, dict[str, Any] | str] = {}
+    for task in tasks:
+        side = {
+            "gold": task.gold,
+            "tests": list(task.meta.get("tests") or []),
+            "entry_point": str(task.meta.get("entry_point") or ""),
+            "host_code": str(task.meta.get("host_code") or ""),
+            "test_setup_code": str(task.meta.get("test_setup_code") or ""),
+            "test_timeout": defaults.test_timeout,  # type: ignore[attr-defined]
+            "load_timeout": defaults.load_timeout,  # type: ignore[attr-defined]
+            "check_timeout": defaults.check_timeout,  # type: ignore[attr-defined]
+        }
+        try:
+            AssertScorer(side["tests"], side["entry_point"], host_code=side["host_code"])
+        except UnsplittableTest as exc:
+            sides[task.id] = f"a test cannot be scored out of the agent's reach: {exc}"
+            continue
+        sides[task.id] = side
+    return sides
+
+
 _SQL_START = """#!/bin/sh
 # Starts the task's MariaDB server (as the image's user, as our SQL sandbox runs it), then the
 # container's command.
@@ -183,6 +226,16 @@ FAMILIES = {
         separate=True,
         tail="COPY task/ /ctf/\nWORKDIR /ctf\n",
         gold_side=_ctf_side,
+    ),
+    "python": Family(
+        workdir="/python",
+        answer_file="/python/solution.py",
+        answer_is="your solution (Python code that defines the function the task asks for, with its imports)",
+        modules=_PYTHON_MODULES,
+        scorer="score_python",
+        separate=True,
+        tail="RUN mkdir -p /python\nWORKDIR /python\n",
+        gold_side=_python_side,
     ),
     "sql": Family(
         workdir="/sql",
@@ -297,6 +350,8 @@ def instruction(task: Task, family: Family) -> str:
         )
     elif task.env == "ctf":
         where = f"You work in `{family.workdir}`, which holds the task's files."
+    elif task.env == "python":
+        where = f"The tests call the function `{task.meta.get('entry_point')}`."
     return (
         f"{task.query.strip()}\n\n{where} When you are done, write {family.answer_is} to "
         f"`{family.answer_file}`: that file is what is scored.\n"
@@ -414,7 +469,15 @@ def write_tests(task: Task, family: Family, mode: str, side: dict[str, Any], des
     (dest / "score.py").write_text(SCORE_PY, encoding="utf-8")
     (dest / "test.sh").write_text(SQL_TEST_SH if task.env == "sql" else TEST_SH, encoding="utf-8")
     (dest / "test.sh").chmod(0o755)
-    if family.separate:
+    if task.env == "python":
+        # The verifier is our Python image, from its sources (the scoring runner and the interpreter
+        # our env scores with), with tests/ copied in, readable by root only.
+        tail = (
+            f"FROM {task.image} AS verifier\nCOPY . /tests/\n"
+            "RUN chmod -R go-rwx /tests && chmod 700 /tests/test.sh\n"
+        )
+        write_environment(task.image, dest, tail=tail)
+    elif family.separate:
         (dest / "Dockerfile").write_text(VERIFIER_DOCKERFILE, encoding="utf-8")
 
 
@@ -470,9 +533,8 @@ def export_task(
 
 def unsupported(env: str) -> str:
     return (
-        f"export harbor covers the {', '.join(FAMILIES)} envs; the {env} reward runs the task's tests "
-        "against the agent's code in a sandbox apart from it, with the expected values kept out of "
-        "the code's process, which a Harbor verifier cannot do without our harness (docs/INTEROP.md)"
+        f"export harbor covers the {', '.join(FAMILIES)} envs, not {env!r}: a verifier needs code that "
+        "measures the agent's side of each env's reward in the task's container (docs/INTEROP.md)"
     )
 
 

@@ -165,3 +165,125 @@ def _gold_state(path: str, deep: bool, gold_changes: Any, gold_states: Any, base
     from intercode_agents.sandbox.path_states import MISSING
 
     return GoldFacts("", tuple(gold_changes), gold_states).derive(path, deep, base) or MISSING
+
+
+# -- Python --------------------------------------------------------------------------------------
+
+
+class LocalProcess:
+    """A scoring runner started as a process of this container (what a session reads and writes of
+    :class:`intercode_agents.sandbox.stream.ProcessStream`)."""
+
+    def __init__(self, proc: Any) -> None:
+        self._proc = proc
+        self.pid = proc.pid
+        self.eof = False
+
+    async def write(self, data: bytes) -> None:
+        from intercode_agents.errors import SessionDied
+
+        try:
+            self._proc.stdin.write(data)
+            await self._proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            self.eof = True
+            raise SessionDied("the process has exited") from exc
+
+    async def read_line(self, timeout: float, limit: int = 1 << 24) -> str:
+        import asyncio
+
+        from intercode_agents.errors import SessionDied
+
+        try:
+            line = await asyncio.wait_for(self._proc.stdout.readline(), timeout)
+        except ValueError as exc:  # past the stream's limit
+            raise SessionDied(f"a line of output exceeded {limit} bytes") from exc
+        if not line.endswith(b"\n"):
+            self.eof = True
+            raise SessionDied("the process exited")
+        return line[:-1].decode("utf-8", errors="replace")
+
+    async def end(self) -> None:
+        import asyncio
+        import contextlib
+
+        self.eof = True
+        with contextlib.suppress(ProcessLookupError):
+            self._proc.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._proc.wait(), 10)
+
+
+class LocalRunners:
+    """Where the Python scorer starts its runners here: processes of the verifier's container, the
+    agent's code under an account of its own that cannot read tests/ (what
+    :class:`intercode_agents.envs.python.scorer.AssertScorer` needs of a sandbox)."""
+
+    stops = 0
+    main_pid = None
+
+    def __init__(self, user: str | None) -> None:
+        self.user = user
+
+    async def json_session(self, argv: list[str], **kwargs: Any) -> Any:
+        from intercode_agents.sandbox.json_session import JsonSession
+
+        return await JsonSession(self, argv, **kwargs).start()
+
+    async def forget(self, session: Any) -> None:
+        await session.close()
+
+    async def start_process(self, argv: list[str], **_: Any) -> LocalProcess:
+        import asyncio
+
+        command = list(argv)
+        if self.user is not None:
+            command = ["setpriv", f"--reuid={self.user}", f"--regid={self.user}", "--clear-groups", *command]
+        proc = await asyncio.create_subprocess_exec(
+            *command,
+            cwd="/",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            limit=1 << 25,
+        )
+        return LocalProcess(proc)
+
+    async def after_command(self, *, main_doomed: bool = False) -> None:
+        return None
+
+    async def end_process(self, proc: LocalProcess, *, busy: bool) -> None:
+        await proc.end()
+
+
+#: The account the agent's code runs under in the verifier (nobody: it cannot read tests/).
+PYTHON_AGENT_UID = "65534"
+
+
+def score_python(expected: dict[str, Any], answer: str | None) -> Any:
+    import asyncio
+
+    return asyncio.run(_score_python(expected, answer))
+
+
+async def _score_python(expected: dict[str, Any], answer: str | None) -> Any:
+    from intercode_agents.envs.python.reward import python_reward
+    from intercode_agents.envs.python.scorer import AssertScorer, Cell, Program
+
+    tests = list(expected["tests"])
+    scorer = AssertScorer(
+        tests,
+        expected["entry_point"],
+        host_code=expected["host_code"],
+        test_timeout=expected["test_timeout"],
+        load_timeout=expected["load_timeout"],
+        check_timeout=expected["check_timeout"],
+    )
+    setup = expected["test_setup_code"]
+    agent = Program((Cell(answer),) if answer else (), setup)
+    gold = Program((Cell(expected["gold"]),), setup, whole=True)
+    async with scorer.checker() as checker:
+        agent_runs = await scorer.run(LocalRunners(PYTHON_AGENT_UID), agent, checker, "agent")
+        gold_runs = await scorer.run(LocalRunners(None), gold, checker)
+        agent_outcomes, gold_outcomes = await scorer.outcomes(agent_runs, gold_runs, checker)
+    return python_reward(tests, agent_outcomes, gold_outcomes, expected["reward_mode"])

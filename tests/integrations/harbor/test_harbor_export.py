@@ -40,11 +40,21 @@ SAMPLES = {
     "ctf": ["ctf/mini/0", "ctf/mini/2", "ctf/0", "ctf/3"],
     "sql": ["sql/mini/0", "sql/mini/3", "sql/mini/5"],
     "bash": ["bash/mini/0", "bash/mini/4", "bash/mini/5", "bash/mini/7"],
+    "python": ["python/mini/0", "python/mini/3", "python/mbpp/2", "python/mbpp/11"],
 }
-# A wrong try per task: the action, and for Bash the answer it leaves (its output), for SQL the query.
+SEPARATE = ("ctf", "python")  # scored in a verifier container of their own
+# A wrong try per task: the action, and for Bash the answer it leaves (its output), for SQL the query,
+# for Python the solution: one that reads the verifier's expected values (it must not be able to).
 WRONG = {
     "sql": "SELECT title FROM book",
     "bash": "mkdir -p /testbed/backup && echo 'call the plumber' > /testbed/notes/new.txt && ls /testbed",
+    "python": (
+        "def {entry}(*args, **kwargs):\n"
+        "    import json\n"
+        "    found = {}\n"
+        "    exec(json.load(open('/tests/expected.json'))['gold'], found)\n"
+        "    return found['{entry}'](*args, **kwargs)\n"
+    ),
 }
 # The verifier image's base here: any image with Python 3 (Harbor's default, python:3.12-slim, is
 # not on this machine).
@@ -103,22 +113,22 @@ def images() -> Iterator[Images]:
         subprocess.run(["docker", "rmi", "-f", ref], capture_output=True)
 
 
-def _environment(folder: Path, images: Images, image: str) -> str:
-    """Build the task's environment: its stages checked to be our Dockerfiles, its task stage built
-    on our built image of the last one."""
-    dockerfile = (folder / "environment" / "Dockerfile").read_text()
+def _environment(folder: Path, images: Images, image: str, part: str = "environment") -> str:
+    """Build the task's environment (or Python's verifier, ``part="tests"``): its stages checked to be
+    our Dockerfiles, its last stage built on our built image of the one before."""
+    dockerfile = (folder / part / "Dockerfile").read_text()
     stages, _, task_stage = dockerfile.partition("# --- the task ---\n")
     chain = image_chain(image, load_catalog(default_docker_dir()))
     for spec in chain:
         ours = (spec.folder / "Dockerfile").read_text()
         for run in re.findall(r"^RUN .*?(?<!\\)$", ours, flags=re.MULTILINE | re.DOTALL):
             assert run in stages, f"the {spec.name} stage lost: {run[:60]}"
-    assert task_stage.startswith(f"FROM {image} AS task\n")
+    assert task_stage.startswith(f"FROM {image} AS {'task' if part == 'environment' else 'verifier'}\n")
     parent = f"FROM {image_ref(image)} AS {image}\n"
     if "pip install" in task_stage:
-        (folder / "environment" / "machine-ca.crt").write_bytes(CA_BUNDLE.read_bytes())
+        (folder / part / "machine-ca.crt").write_bytes(CA_BUNDLE.read_bytes())
         parent += "COPY machine-ca.crt /etc/ssl/machine-ca.crt\nENV PIP_CERT=/etc/ssl/machine-ca.crt\n"
-    return images.build(folder / "environment", slug(folder.name) + "-env", dockerfile=parent + task_stage)
+    return images.build(folder / part, f"{slug(folder.name)}-{part}", dockerfile=parent + task_stage)
 
 
 def _planted_reward(container: str) -> None:
@@ -134,13 +144,19 @@ def _planted_reward(container: str) -> None:
     )
 
 
-def _verify_apart(folder: Path, images: Images, answer: bytes | None) -> dict[str, float]:
+def _verify_apart(folder: Path, images: Images, answer: bytes | None, image: str) -> dict[str, float]:
     """Harbor's separate verifier: a container of the tests/ image given only the answer file."""
-    image = images.build(folder / "tests", slug(folder.name) + "-verifier", BASE=VERIFIER_BASE)
-    verifier = images.start(image)
+    if image == "python":
+        built = _environment(folder, images, image, part="tests")
+    else:
+        built = images.build(folder / "tests", slug(folder.name) + "-verifier", BASE=VERIFIER_BASE)
+    verifier = images.start(built)
     _planted_reward(verifier)
+    path = json.loads((folder / "tests" / "expected.json").read_text())["answer_file"]
     if answer is not None:
-        _docker("exec", "-i", verifier, "sh", "-c", "mkdir -p /ctf && cat > /ctf/answer.txt", input=answer)
+        _docker(
+            "exec", "-i", verifier, "sh", "-c", f"mkdir -p {Path(path).parent} && cat > {path}", input=answer
+        )
     _docker("exec", verifier, "/tests/test.sh")
     return json.loads(_docker("exec", verifier, "cat", "/logs/verifier/reward.json"))
 
@@ -160,26 +176,33 @@ def _answer(container: str, path: str) -> bytes | None:
 
 
 async def _our_reward(task_id: str, action: str | None = None) -> float:
-    """Our env's reward: an empty episode (``submit`` right after ``reset``), or one action then submit."""
+    """Our env's reward: an empty episode (``submit`` right after ``reset``), or one action then submit
+    (for Python, of the function the tests call)."""
     task = get_task(task_id)
     async with make_env(task.env) as env:
         await env.reset(task_id=task_id)
         if action is not None:
             await env.step(action)
-        return (await env.submit("")).reward
+        return (
+            await env.submit(str(task.meta["entry_point"]) if action and task.env == "python" else "")
+        ).reward
 
 
-def _no_gold_in(container: str, gold: str, folder: Path) -> None:
-    """The agent's container: the gold in no file, no tests or solution folder, no network."""
+def _no_gold_in(container: str, gold: str) -> None:
+    """The agent's container: the gold in no file, no tests or solution folder, no network. (grep reads
+    a pattern per line: the files holding the gold's longest line are read whole, for the whole gold.)"""
+    needle = max(gold.splitlines(), key=len)
     found = subprocess.run(
         [
             "docker", "exec", "-u", "root", container, "grep", "-rlaF", "--exclude-dir=proc",
-            "--exclude-dir=sys", gold, "/",
+            "--exclude-dir=sys", needle, "/",
         ],
         capture_output=True,
-        text=True,
     )  # fmt: skip
-    assert found.returncode == 1 and found.stdout == "", found.stdout
+    assert found.returncode in (0, 1), found.stderr
+    for path in found.stdout.decode(errors="surrogateescape").splitlines():
+        held = subprocess.run(["docker", "exec", "-u", "root", container, "cat", path], capture_output=True)
+        assert gold.encode() not in held.stdout, path
     assert _docker("exec", container, "sh", "-c", "ls -d /tests /solution 2>/dev/null || true").strip() == ""
     assert _docker("exec", container, "ls", "/sys/class/net").split() == ["lo"]
 
@@ -188,10 +211,10 @@ def _config(folder: Path, env: str) -> dict:
     config = tomllib.loads((folder / "task.toml").read_text())
     assert config["schema_version"] == "1.3"
     assert config["environment"]["network_mode"] == "no-network"
-    if env == "ctf":
+    if env in SEPARATE:
         assert config["verifier"]["environment_mode"] == "separate"
         assert config["verifier"]["environment"]["network_mode"] == "no-network"
-        assert config["artifacts"] == ["/ctf/answer.txt"]
+        assert config["artifacts"] == [f"/{env}/answer.txt" if env == "ctf" else "/python/solution.py"]
     else:
         assert config["verifier"]["environment_mode"] == "shared" and "artifacts" not in config
     return config
@@ -218,27 +241,37 @@ async def test_the_gold_scores_1_nothing_scores_as_an_empty_episode_and_the_agen
     # Nothing solved: the verifier gets no answer file (and our env an empty submit).
     untouched = images.start(environment)
     assert _answer(untouched, answer_file) is None
-    _no_gold_in(untouched, task.gold, folder)
-    empty = _verify_apart(folder, images, None) if env == "ctf" else _verify_in(folder, untouched)
+    _no_gold_in(untouched, task.gold)
+    if env in SEPARATE:
+        empty = _verify_apart(folder, images, None, task.image)
+    else:
+        empty = _verify_in(folder, untouched)
     assert empty["reward"] == await _our_reward(task_id)
 
     # A wrong try: the same action in our env and in the container scores the same.
     if env in WRONG:
+        wrong = WRONG[env].replace("{entry}", str(task.meta.get("entry_point")))
         tried = images.start(environment)
-        if env == "sql":
-            _docker("exec", "-i", tried, "sh", "-c", f"cat > {answer_file}", input=WRONG[env].encode())
+        if env == "bash":
+            _docker("exec", tried, "bash", "-c", f"cd / && ({wrong}) > {answer_file} 2>&1")
         else:
-            _docker("exec", tried, "bash", "-c", f"cd / && ({WRONG[env]}) > {answer_file} 2>&1")
-        ours = await _our_reward(task_id, WRONG[env])
-        assert _verify_in(folder, tried)["reward"] == ours < 1.0
+            _docker("exec", "-i", tried, "sh", "-c", f"cat > {answer_file}", input=wrong.encode())
+        ours = await _our_reward(task_id, wrong)
+        if env in SEPARATE:
+            theirs = _verify_apart(folder, images, _answer(tried, answer_file), task.image)
+        else:
+            theirs = _verify_in(folder, tried)
+        assert theirs["reward"] == ours < 1.0
 
     # The oracle: solve.sh in the agent's container (as Harbor uploads it), then the verifier.
     solved = images.start(environment)
     _docker("cp", str(folder / "solution"), f"{solved}:/solution")
     _docker("exec", solved, "/solution/solve.sh")
-    if env == "ctf":
-        reward = _verify_apart(folder, images, _answer(solved, answer_file))
-        assert reward == {"reward": 1.0, "correct": 1.0}
+    if env in SEPARATE:
+        reward = _verify_apart(folder, images, _answer(solved, answer_file), task.image)
+        assert reward["reward"] == 1.0
+        if env == "ctf":
+            assert reward == {"reward": 1.0, "correct": 1.0}
     else:
         reward = _verify_in(folder, solved)
         assert reward["reward"] == 1.0, json.loads(
@@ -246,9 +279,11 @@ async def test_the_gold_scores_1_nothing_scores_as_an_empty_episode_and_the_agen
         )
 
 
-def test_the_python_env_is_refused_with_the_reason(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="the python reward runs the task's tests"):
-        export_tasks("python/mini/0", tmp_path)
+def test_an_env_that_cannot_be_exported_is_refused_with_the_reason(tmp_path: Path) -> None:
+    with pytest.raises(
+        ConfigError, match=re.escape("export harbor covers the ctf, python, sql, bash envs, not 'nope'")
+    ):
+        export_tasks("nope/0", tmp_path)
     assert not any(tmp_path.iterdir())
 
 
