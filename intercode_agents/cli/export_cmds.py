@@ -56,8 +56,8 @@ def export_harbor(
     instruction.md, environment/ (the sandbox's Dockerfile), tests/ (test.sh, our reward code and the
     gold's side) and solution/solve.sh (the gold), plus a README saying what carries over.
 
-    CTF, SQL and Bash tasks (Python tasks are refused: docs/INTEROP.md says why). The gold's side is
-    computed by our env, so SQL and Bash exports need the Docker engine and the built images.
+    Bash, SQL, Python and CTF tasks. The gold's side is computed by our env, so Bash and SQL exports
+    need the Docker engine and the built images.
 
     Examples:
       intercode-agents export harbor --tasks 'ctf/mini/*' --out harbor/intercode-ctf

@@ -17,8 +17,10 @@ side (:mod:`.verify`) and scores it with our reward modules, copied unchanged.
 
 Where the verifier runs, per env:
 
-- CTF: in a container of its own (``environment_mode = "separate"``), given only the answer file
-  (``artifacts``): scoring runs apart from the agent's processes.
+- CTF and Python: in a container of its own (``environment_mode = "separate"``), given only the
+  answer file (``artifacts``): scoring runs apart from the agent's processes. Python's verifier is
+  our Python image (from its sources) with tests/; the agent's code runs there under ``nobody``, which
+  cannot read tests/.
 - SQL and Bash: in the agent's container after the agent ends (Harbor's default, ``"shared"``):
   their reward reads the agent's final database or file system, which Harbor's separate verifier
   cannot see (it copies files only). Harbor uploads ``tests/`` only then, so the agent never sees the
@@ -36,7 +38,7 @@ import json
 import re
 import shlex
 import shutil
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -121,7 +123,7 @@ class Family:
     scorer: str  # a function of .verify, called (expected, answer)
     separate: bool  # the verifier in a container of its own (else in the agent's, after it ends)
     tail: str  # build steps after the task's image (the task's files are in task/)
-    gold_side: Callable[[list[Task]], Awaitable[dict[str, dict[str, Any] | str]]]
+    gold_side: Callable[[list[Task]], Coroutine[Any, Any, dict[str, dict[str, Any] | str]]]
 
 
 async def _ctf_side(tasks: list[Task]) -> dict[str, dict[str, Any] | str]:
@@ -556,7 +558,7 @@ def export_tasks(
     chosen = select_tasks(env, selector, data_root=data_root, include_unavailable=True)
     left_out = {t.id: str(t.unavailable) for t in chosen if t.unavailable}
     runnable = [t for t in chosen if not t.unavailable]
-    sides = asyncio.run(family.gold_side(runnable)) if runnable else {}
+    sides: dict[str, dict[str, Any] | str] = asyncio.run(family.gold_side(runnable)) if runnable else {}
     left_out |= {task_id: side for task_id, side in sides.items() if isinstance(side, str)}
     tasks = [t for t in runnable if isinstance(sides.get(t.id), dict)]
     if not tasks:
@@ -572,6 +574,17 @@ def export_tasks(
         folders.append(export_task(task, out_dir, side, mode=mode, data_root=data_root))
     (out_dir / "README.md").write_text(readme(env, mode, [t.id for t in tasks], left_out), encoding="utf-8")
     return folders
+
+
+def _verifier_image(env: str) -> str:
+    if env == "python":
+        return (
+            "`tests/Dockerfile`: the verifier's image, our Python image built from its sources with\n"
+            "  tests/ readable by root only; the agent's code runs under `nobody`."
+        )
+    if FAMILIES[env].separate:
+        return f"`tests/Dockerfile`: the verifier's image (`ARG BASE`, default `{VERIFIER_BASE}`)."
+    return "test.sh runs in the agent's container (see below)."
 
 
 def readme(env: str, mode: str, ids: list[str], left_out: dict[str, str]) -> str:
@@ -623,7 +636,7 @@ Run the oracle (the gold): `harbor run -p <this folder> -a oracle`; every task s
   `debian:bookworm-slim`).
 - `tests/`: `test.sh`, intercode-agents' own reward code (`tests/lib`, copied unchanged), and the
   gold's side (`expected.json`, computed by intercode-agents' env at export time).
-  {"The verifier's image (`ARG BASE`, default " + VERIFIER_BASE + ")." if family.separate else ""}
+  {_verifier_image(env)}
   It writes `/logs/verifier/reward.json` (the reward and numeric parts) and `parts.json` (all parts).
 - `solution/solve.sh`: the gold.
 

@@ -114,8 +114,11 @@ def write_baseline(mode: str, path: str = BASELINE) -> None:
 
     from intercode_agents.envs.bash.changes import in_scope
 
+    from intercode_agents.reward import check_mode
+
+    checked = check_mode(mode)
     listing = _listing()
-    scoped = [p for p in listing if p != "/" and in_scope(p, mode) and _ours(p, HARBOR_PATHS)]
+    scoped = [p for p in listing if p != "/" and in_scope(p, checked) and _ours(p, HARBOR_PATHS)]
     states = _states([], scoped)
     data = {
         "listing": {p: dataclasses.astuple(e) for p, e in listing.items()},
@@ -228,7 +231,8 @@ class LocalRunners:
     async def json_session(self, argv: list[str], **kwargs: Any) -> Any:
         from intercode_agents.sandbox.json_session import JsonSession
 
-        return await JsonSession(self, argv, **kwargs).start()
+        host: Any = self  # a SessionHost as far as a JsonSession reads it
+        return await JsonSession(host, argv, **kwargs).start()
 
     async def forget(self, session: Any) -> None:
         await session.close()
@@ -282,8 +286,11 @@ async def _score_python(expected: dict[str, Any], answer: str | None) -> Any:
     setup = expected["test_setup_code"]
     agent = Program((Cell(answer),) if answer else (), setup)
     gold = Program((Cell(expected["gold"]),), setup, whole=True)
+    # Sandboxes as far as the scorer reads them (a JSON-lines session of its runner, then forgotten).
+    agent_runners: Any = LocalRunners(PYTHON_AGENT_UID)
+    gold_runners: Any = LocalRunners(None)
     async with scorer.checker() as checker:
-        agent_runs = await scorer.run(LocalRunners(PYTHON_AGENT_UID), agent, checker, "agent")
-        gold_runs = await scorer.run(LocalRunners(None), gold, checker)
+        agent_runs = await scorer.run(agent_runners, agent, checker, "agent")
+        gold_runs = await scorer.run(gold_runners, gold, checker)
         agent_outcomes, gold_outcomes = await scorer.outcomes(agent_runs, gold_runs, checker)
     return python_reward(tests, agent_outcomes, gold_outcomes, expected["reward_mode"])
