@@ -113,7 +113,6 @@ def write_baseline(mode: str, path: str = BASELINE) -> None:
     import dataclasses
 
     from intercode_agents.envs.bash.changes import in_scope
-
     from intercode_agents.reward import check_mode
 
     checked = check_mode(mode)
