@@ -123,6 +123,7 @@ class Family:
     scorer: str  # a function of .verify, called (expected, answer)
     separate: bool  # the verifier in a container of its own (else in the agent's, after it ends)
     tail: str  # build steps after the task's image (the task's files are in task/)
+    healthcheck: str | None  # what must hold before Harbor lets the agent in (its entrypoint has run)
     gold_side: Callable[[list[Task]], Coroutine[Any, Any, dict[str, dict[str, Any] | str]]]
 
 
@@ -209,6 +210,14 @@ async def _python_side(tasks: list[Task]) -> dict[str, dict[str, Any] | str]:
     return sides
 
 
+_BASH_START = """#!/bin/sh
+# Notes what the container runtime itself changed as the container started (no change of the
+# agent's), then runs the container's command.
+PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=/var/lib/intercode-harbor/lib python3 -c \\
+    'from intercode_agents.integrations.harbor.verify import note_runtime_own; note_runtime_own()'
+exec "$@"
+"""
+
 _SQL_START = """#!/bin/sh
 # Starts the task's MariaDB server (as the image's user, as our SQL sandbox runs it), then the
 # container's command.
@@ -227,6 +236,7 @@ FAMILIES = {
         scorer="score_ctf",
         separate=True,
         tail="COPY task/ /ctf/\nWORKDIR /ctf\n",
+        healthcheck=None,
         gold_side=_ctf_side,
     ),
     "python": Family(
@@ -237,6 +247,7 @@ FAMILIES = {
         scorer="score_python",
         separate=True,
         tail="RUN mkdir -p /python\nWORKDIR /python\n",
+        healthcheck=None,
         gold_side=_python_side,
     ),
     "sql": Family(
@@ -252,6 +263,7 @@ FAMILIES = {
             "USER mysql\nWORKDIR /sql\n"
             'ENTRYPOINT ["/usr/local/bin/intercode-start-sql"]\n'
         ),
+        healthcheck="mariadb-admin ping --silent",
         gold_side=_sql_side,
     ),
     "bash": Family(
@@ -269,8 +281,11 @@ FAMILIES = {
             "RUN PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=/var/lib/intercode-harbor/lib python3 -c \\\n"
             "    'from intercode_agents.integrations.harbor.verify import write_baseline; "
             'write_baseline("{mode}")\'\n'
+            "COPY task/start-bash.sh /var/lib/intercode-harbor/start.sh\n"
+            'ENTRYPOINT ["/bin/sh", "/var/lib/intercode-harbor/start.sh"]\n'
             "WORKDIR /\n"
         ),
+        healthcheck="test -f /var/lib/intercode-harbor/runtime-own.json",
         gold_side=_bash_side,
     ),
 }
@@ -337,6 +352,19 @@ def task_toml(task: Task, family: Family, mode: str, memory_mb: int) -> str:
             f"memory_mb = {memory_mb}",
             "build_timeout_sec = 1800.0",
             f"workdir = {_toml(family.workdir)}",
+            *(
+                [
+                    "",
+                    "# The entrypoint's work is done before the agent starts.",
+                    "[environment.healthcheck]",
+                    f"command = {_toml(family.healthcheck)}",
+                    "interval_sec = 1.0",
+                    "start_interval_sec = 1.0",
+                    "start_period_sec = 120.0",
+                ]
+                if family.healthcheck
+                else []
+            ),
             "",
         ]
     )
@@ -497,6 +525,7 @@ def _task_files(task: Task, files: Path, mode: str) -> None:
         (files / "start-sql.sh").write_text(_SQL_START, encoding="utf-8")
     elif task.env == "bash":
         copy_modules(_BASH_MODULES, files / "lib")
+        (files / "start-bash.sh").write_text(_BASH_START, encoding="utf-8")
 
 
 def export_task(

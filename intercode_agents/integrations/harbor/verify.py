@@ -29,8 +29,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-#: Where the Bash environment keeps the listing and path states taken at its build.
+#: Where the Bash environment keeps the listing and path states taken at its build, and the changes
+#: the container runtime itself made as the container started (``/.dockerenv``, ``/etc/mtab``, ...).
 BASELINE = "/var/lib/intercode-harbor/baseline.json"
+RUNTIME_OWN = "/var/lib/intercode-harbor/runtime-own.json"
 #: Paths Harbor itself makes in the agent's container: never the agent's changes.
 HARBOR_PATHS = ("/logs", "/tests", "/solution", "/var/lib/intercode-harbor")
 SQL_HELPER = ["python3", "/opt/intercode/sqlhelper.py"]
@@ -127,6 +129,22 @@ def write_baseline(mode: str, path: str = BASELINE) -> None:
     Path(path).write_text(json.dumps(data), encoding="utf-8", errors="surrogateescape")
 
 
+def _build_listing(baseline: str) -> dict[str, Any]:
+    from intercode_agents.sandbox.root_listing import Entry
+
+    data = json.loads(Path(baseline).read_text(encoding="utf-8", errors="surrogateescape"))
+    return {p: Entry(*e) for p, e in data["listing"].items()}
+
+
+def note_runtime_own(baseline: str = BASELINE, path: str = RUNTIME_OWN) -> None:
+    """The container's entrypoint, before its command: what the runtime changed since the build is no
+    change of the agent's (as our sandboxes set aside the engine's own changes at start)."""
+    from intercode_agents.sandbox.root_listing import changes
+
+    own = [[c.path, c.kind] for c in changes(_build_listing(baseline), _listing())]
+    Path(path).write_text(json.dumps(own), encoding="utf-8", errors="surrogateescape")
+
+
 def _state(fields: dict[str, Any]) -> Any:
     from intercode_agents.sandbox.path_states import PathState
 
@@ -144,7 +162,9 @@ def score_bash(expected: dict[str, Any], answer: str | None, baseline: str = BAS
     data = json.loads(Path(baseline).read_text(encoding="utf-8", errors="surrogateescape"))
     before = {p: Entry(*e) for p, e in data["listing"].items()}
     excluded = (*HARBOR_PATHS, expected["answer_file"])
-    agent_changes = tuple(c for c in changes(before, _listing()) if _ours(c.path, excluded))
+    own_file = Path(baseline).with_name(Path(RUNTIME_OWN).name)
+    own = {Change(p, k) for p, k in json.loads(own_file.read_text())} if own_file.is_file() else set()
+    agent_changes = tuple(c for c in changes(before, _listing()) if _ours(c.path, excluded) and c not in own)
     gold_changes = tuple(Change(p, k) for p, k in expected["gold_changes"])
     gold_states = {p: _state(s) for p, s in expected["gold_digests"].items()}
     request = paths_to_probe(agent_changes, gold_changes, mode)

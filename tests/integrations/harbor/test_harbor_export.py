@@ -8,7 +8,8 @@ Bash and SQL in the agent's container once the agent has ended (tests/ copied in
 - solve.sh, then test.sh: reward 1;
 - test.sh alone (nothing solved): the reward our env gives an empty episode (``submit`` right after
   ``reset``);
-- a wrong try (Bash, SQL): the reward our env gives the same action;
+- a wrong try (Bash, SQL, Python): the reward our env gives the same action (a Bash task in the
+  strict reward mode too);
 - the agent's container holds no gold anywhere in its file system, and no tests/ or solution/.
 
 The environment's stages are our images' Dockerfiles verbatim (checked); they are not rebuilt here:
@@ -22,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 import tomllib
 import uuid
 from collections.abc import Iterator
@@ -42,6 +44,7 @@ SAMPLES = {
     "bash": ["bash/mini/0", "bash/mini/4", "bash/mini/5", "bash/mini/7"],
     "python": ["python/mini/0", "python/mini/3", "python/mbpp/2", "python/mbpp/11"],
 }
+STRICT = ["bash/mini/4"]  # also exported in the strict reward mode (every path of the file system counts)
 SEPARATE = ("ctf", "python")  # scored in a verifier container of their own
 # A wrong try per task: the action, and for Bash the answer it leaves (its output), for SQL the query,
 # for Python the solution: one that reads the verifier's expected values (it must not be able to).
@@ -75,6 +78,8 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("harbor")
     for env, sample in SAMPLES.items():
         export_tasks(",".join(sample), out / env, env=env)
+    for task_id in STRICT:
+        export_tasks(task_id, out / "strict", env="bash", mode="strict")
     return out
 
 
@@ -96,11 +101,22 @@ class Images:
         self.made.append(ref)
         return ref
 
-    def start(self, image: str) -> str:
-        # As Harbor's docker provider starts it: the image's entrypoint, the command `sleep infinity`.
+    def start(self, image: str, healthcheck: str | None = None) -> str:
+        """As Harbor's docker provider starts it: the image's entrypoint, the command `sleep infinity`;
+        then, as Harbor does before the agent starts, the task's healthcheck until it passes."""
         container = _docker("run", "-d", "--network", "none", image, "sh", "-c", "sleep infinity").strip()
         self.containers.append(container)
-        return container
+        for _ in range(120):
+            if (
+                healthcheck is None
+                or subprocess.run(
+                    ["docker", "exec", container, "sh", "-c", healthcheck], capture_output=True
+                ).returncode
+                == 0
+            ):
+                return container
+            time.sleep(1)
+        raise AssertionError(f"the healthcheck never passed: {healthcheck}")
 
 
 @pytest.fixture(scope="module")
@@ -175,11 +191,11 @@ def _answer(container: str, path: str) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
-async def _our_reward(task_id: str, action: str | None = None) -> float:
+async def _our_reward(task_id: str, action: str | None = None, mode: str = "intercode") -> float:
     """Our env's reward: an empty episode (``submit`` right after ``reset``), or one action then submit
     (for Python, of the function the tests call)."""
     task = get_task(task_id)
-    async with make_env(task.env) as env:
+    async with make_env(task.env, reward=mode) as env:
         await env.reset(task_id=task_id)
         if action is not None:
             await env.step(action)
@@ -220,18 +236,23 @@ def _config(folder: Path, env: str) -> dict:
     return config
 
 
-CASES = [(env, task_id) for env, sample in SAMPLES.items() for task_id in sample]
+CASES = [
+    *((env, task_id, "intercode") for env, sample in SAMPLES.items() for task_id in sample),
+    *(("bash", task_id, "strict") for task_id in STRICT),
+]
 
 
-@pytest.mark.parametrize(("env", "task_id"), CASES, ids=[t for _, t in CASES])
+@pytest.mark.parametrize(("env", "task_id", "mode"), CASES, ids=[f"{t}-{m}" for _, t, m in CASES])
 async def test_the_gold_scores_1_nothing_scores_as_an_empty_episode_and_the_agent_cannot_read_the_gold(
-    exported: Path, images: Images, env: str, task_id: str
+    exported: Path, images: Images, env: str, task_id: str, mode: str
 ) -> None:
     task = get_task(task_id)
-    folder = exported / env / slug(task_id)
-    _config(folder, env)
+    folder = exported / ("strict" if mode == "strict" else env) / slug(task_id)
+    config = _config(folder, env)
+    check = config["environment"].get("healthcheck", {}).get("command")
     expected = json.loads((folder / "tests" / "expected.json").read_text())
     answer_file = expected["answer_file"]
+    assert expected["reward_mode"] == mode
     assert task.gold not in (folder / "instruction.md").read_text()
     assert task.gold not in "".join(
         p.read_text(errors="replace") for p in (folder / "environment").rglob("*") if p.is_file()
@@ -239,24 +260,24 @@ async def test_the_gold_scores_1_nothing_scores_as_an_empty_episode_and_the_agen
     environment = _environment(folder, images, task.image)
 
     # Nothing solved: the verifier gets no answer file (and our env an empty submit).
-    untouched = images.start(environment)
+    untouched = images.start(environment, check)
     assert _answer(untouched, answer_file) is None
     _no_gold_in(untouched, task.gold)
     if env in SEPARATE:
         empty = _verify_apart(folder, images, None, task.image)
     else:
         empty = _verify_in(folder, untouched)
-    assert empty["reward"] == await _our_reward(task_id)
+    assert empty["reward"] == await _our_reward(task_id, mode=mode)
 
     # A wrong try: the same action in our env and in the container scores the same.
     if env in WRONG:
         wrong = WRONG[env].replace("{entry}", str(task.meta.get("entry_point")))
-        tried = images.start(environment)
+        tried = images.start(environment, check)
         if env == "bash":
             _docker("exec", tried, "bash", "-c", f"cd / && ({wrong}) > {answer_file} 2>&1")
         else:
             _docker("exec", "-i", tried, "sh", "-c", f"cat > {answer_file}", input=wrong.encode())
-        ours = await _our_reward(task_id, wrong)
+        ours = await _our_reward(task_id, wrong, mode)
         if env in SEPARATE:
             theirs = _verify_apart(folder, images, _answer(tried, answer_file), task.image)
         else:
@@ -264,7 +285,7 @@ async def test_the_gold_scores_1_nothing_scores_as_an_empty_episode_and_the_agen
         assert theirs["reward"] == ours < 1.0
 
     # The oracle: solve.sh in the agent's container (as Harbor uploads it), then the verifier.
-    solved = images.start(environment)
+    solved = images.start(environment, check)
     _docker("cp", str(folder / "solution"), f"{solved}:/solution")
     _docker("exec", solved, "/solution/solve.sh")
     if env in SEPARATE:
