@@ -172,6 +172,13 @@ async def _bash_side(tasks: list[Task]) -> dict[str, dict[str, Any] | str]:
             if facts is None or facts.output is None:
                 sides[task.id] = "its gold changes too many paths to ship, or does not finish"
                 continue
+            await env.step(task.gold)  # the oracle must score 1 (Harbor's adapters' rule), as here
+            score = (await env.submit()).score
+            if score is None or score.reward < 1.0:
+                sides[task.id] = (
+                    f"its gold does not score 1 here ({(score.note if score else '') or 'no score'})"
+                )
+                continue
             sides[task.id] = {
                 "gold_output": facts.output,
                 "gold_changes": [[c.path, c.kind] for c in facts.changes],
@@ -182,31 +189,31 @@ async def _bash_side(tasks: list[Task]) -> dict[str, dict[str, Any] | str]:
 
 async def _python_side(tasks: list[Task]) -> dict[str, dict[str, Any] | str]:
     """The gold solution and the task's tests, with our Python env's scoring settings; the verifier
-    runs both, as our env does at every submit."""
+    runs both, as our env does at every submit. A task whose gold does not score 1 here (a test that
+    cannot be scored out of the agent's reach, say) is left out."""
     from intercode_agents.envs import make_env
-    from intercode_agents.envs.python.asserts import UnsplittableTest
-    from intercode_agents.envs.python.scorer import AssertScorer
 
-    async with make_env("python") as defaults:  # its settings only: no episode is played
-        pass
     sides: dict[str, dict[str, Any] | str] = {}
-    for task in tasks:
-        side = {
-            "gold": task.gold,
-            "tests": list(task.meta.get("tests") or []),
-            "entry_point": str(task.meta.get("entry_point") or ""),
-            "host_code": str(task.meta.get("host_code") or ""),
-            "test_setup_code": str(task.meta.get("test_setup_code") or ""),
-            "test_timeout": defaults.test_timeout,  # type: ignore[attr-defined]
-            "load_timeout": defaults.load_timeout,  # type: ignore[attr-defined]
-            "check_timeout": defaults.check_timeout,  # type: ignore[attr-defined]
-        }
-        try:
-            AssertScorer(side["tests"], side["entry_point"], host_code=side["host_code"])
-        except UnsplittableTest as exc:
-            sides[task.id] = f"a test cannot be scored out of the agent's reach: {exc}"
-            continue
-        sides[task.id] = side
+    async with make_env("python") as env:
+        for task in tasks:
+            entry = str(task.meta.get("entry_point") or "")
+            await env.reset(task=task)
+            await env.step(task.gold)  # the oracle must score 1 (Harbor's adapters' rule), as here
+            score = (await env.submit(entry)).score
+            if score is None or score.reward < 1.0:
+                note = (score.note if score else "") or "no score"
+                sides[task.id] = f"its gold does not score 1 here ({note})"
+                continue
+            sides[task.id] = {
+                "gold": task.gold,
+                "tests": list(task.meta.get("tests") or []),
+                "entry_point": entry,
+                "host_code": str(task.meta.get("host_code") or ""),
+                "test_setup_code": str(task.meta.get("test_setup_code") or ""),
+                "test_timeout": env.test_timeout,  # type: ignore[attr-defined]
+                "load_timeout": env.load_timeout,  # type: ignore[attr-defined]
+                "check_timeout": env.check_timeout,  # type: ignore[attr-defined]
+            }
     return sides
 
 
@@ -511,7 +518,7 @@ def write_tests(task: Task, family: Family, mode: str, side: dict[str, Any], des
         (dest / "Dockerfile").write_text(VERIFIER_DOCKERFILE, encoding="utf-8")
 
 
-def _task_files(task: Task, files: Path, mode: str) -> None:
+def _task_files(task: Task, files: Path) -> None:
     """What the task's last build stage copies in (``environment/task/``): never the gold."""
     files.mkdir(parents=True)
     if task.env == "ctf":
@@ -546,7 +553,7 @@ def export_task(
     if folder.exists():
         shutil.rmtree(folder)
     environment = folder / "environment"
-    _task_files(task, environment / "task", mode)
+    _task_files(task, environment / "task")
     tail = f"FROM {task.image} AS task\n{family.tail.replace('{mode}', mode)}" + 'CMD ["sleep", "infinity"]\n'
     write_environment(task.image, environment, tail=tail, data_root=data_root)
     memory = load_spec(task.env).options.get("sandbox_options", {}).get("memory", "1g")
@@ -636,8 +643,9 @@ def readme(env: str, mode: str, ids: list[str], left_out: dict[str, str]) -> str
         extra = """- The agent's changes are measured against a listing of the file system taken at the
   image's build (`/var/lib/intercode-harbor/baseline.json`, no gold in it); an agent that
   rewrites it can hide its own changes from the score. intercode-agents reads changes from the
-  engine, which no agent can alter. Harbor's own folders (`/logs`, `/tests`, `/solution`) and the
-  answer file are not changes.
+  engine, which no agent can alter. Harbor's own folders (`/logs`, `/tests`, `/solution`), the
+  answer file, and what the container runtime changed at start (noted by the entrypoint, which the
+  healthcheck waits for) are not changes.
 - The environment adds scikit-learn (the reward's TF-IDF) to the image, pinned to the version the
   export ran with; the agent can see it.
 """
