@@ -42,7 +42,7 @@ def export_atif(
 @friendly
 def export_harbor(
     tasks: Annotated[
-        str, typer.Option("--tasks", "-t", help="The tasks: a selector (ctf/mini/*, ctf/picoctf, ...).")
+        str, typer.Option("--tasks", "-t", help="The tasks: a selector (ctf/mini/*, sql/mini, bash/fs1).")
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="The folder for the task folders.")],
     reward: Annotated[
@@ -53,11 +53,15 @@ def export_harbor(
     ] = None,
 ) -> None:
     """Write one Harbor task folder per task (Harbor's task format, schema 1.3): task.toml,
-    instruction.md, environment/ (the sandbox's Dockerfile), tests/ (a separate verifier with our
-    reward code) and solution/solve.sh (the gold), plus a README saying what carries over.
+    instruction.md, environment/ (the sandbox's Dockerfile), tests/ (test.sh, our reward code and the
+    gold's side) and solution/solve.sh (the gold), plus a README saying what carries over.
+
+    Bash, SQL, Python and CTF tasks. The gold's side is computed by our env, so Bash and SQL exports
+    need the Docker engine and the built images.
 
     Examples:
       intercode-agents export harbor --tasks 'ctf/mini/*' --out harbor/intercode-ctf
+      intercode-agents export harbor --tasks 'bash/fs1' --out harbor/intercode-bash --reward strict
     """
     from intercode_agents.integrations.harbor.export import export_tasks
 

@@ -136,6 +136,11 @@ class BashEnv(PooledEnv):
         """The image the current episode runs on (its ID, so a rebuilt image is a new key)."""
         return (self.sandbox.image_id if self.sandbox else None) or task.image
 
+    async def gold_facts(self) -> GoldFacts | None:
+        """The current task's gold facts (its output, changes and their digests) on its image; None
+        when the gold changes too much to cache (exporters compute the gold's side with it)."""
+        return await self._facts(self._require_task())
+
     async def _facts(self, task: Task) -> GoldFacts | None:
         """The gold's facts on this task's image (computed once, then from the store)."""
         image = self._image_key(task)
