@@ -18,12 +18,17 @@ that record is read back as it is. Any other sample becomes a record as best it 
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from intercode_agents.errors import ConfigError
 from intercode_agents.trajectory import Step, Trajectory
+
+T = TypeVar("T")
 
 #: Where a sample's store keeps our record of its episode (a Trajectory as JSON; the scorer writes it).
 RECORD_KEY = "intercode_agents/trajectory"
@@ -147,9 +152,21 @@ def sample_record(log: Any, sample: Any, path: Path) -> Trajectory:
     return record
 
 
+def _off_the_loop(read: Callable[[], T]) -> T:
+    """``read()``, in a thread of its own when an event loop runs in this one: Inspect's synchronous
+    readers re-enter a running loop by patching asyncio for the whole process (nest_asyncio), which
+    changes how every later task is cancelled and shielded; in a thread without a loop they do not."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return read()
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(read).result()
+
+
 def read_log(path: Path) -> list[Trajectory]:
     """Every sample of the Inspect log at ``path`` as our record."""
-    log = _inspect_log().read_eval_log(str(path), resolve_attachments=True)
+    log = _off_the_loop(lambda: _inspect_log().read_eval_log(str(path), resolve_attachments=True))
     if log.status == "error" and not log.samples:
         raise ConfigError(f"the Inspect log {path} holds no samples (its run failed: {log.error.message})")
     return [sample_record(log, sample, path) for sample in log.samples or []]

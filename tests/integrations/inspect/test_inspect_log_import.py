@@ -5,6 +5,7 @@ Our viewer and report then open them as runs (:mod:`intercode_agents.integration
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,8 @@ async def test_our_tasks_log_reads_back_as_its_records_and_opens_as_a_run(tmp_pa
         log_dir=str(tmp_path / "logs"),
     )
     path = Path(str(log.location))
-    stored = [Trajectory.model_validate(s.store[RECORD_KEY]) for s in read_eval_log(str(path)).samples or []]
+    log_read = await asyncio.to_thread(read_eval_log, str(path))
+    stored = [Trajectory.model_validate(s.store[RECORD_KEY]) for s in log_read.samples or []]
     assert sorted(r.model_dump_json() for r in read_log(path)) == sorted(r.model_dump_json() for r in stored)
     (run,) = runs_of(tmp_path / "logs")  # a folder of logs: one run per log
     read = load_run(run)

@@ -8,6 +8,7 @@ the same replies, in both reward modes; the log carries no gold, test or set-up 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import zipfile
@@ -220,7 +221,7 @@ async def test_an_agent_through_inspect_leaves_our_runners_record(
         log_dir=str(tmp_path / "inspect"),
     )
     assert log.status == "success", log.error
-    (sample,) = read_eval_log(str(log.location)).samples or []
+    (sample,) = (await asyncio.to_thread(read_eval_log, str(log.location))).samples or []
     theirs = Trajectory.model_validate(sample.store[RECORD_KEY])
     assert _comparable(theirs) == _comparable(mine)
     assert mine.outcome == expected[mode], (mine.outcome, mine.reward)
@@ -258,6 +259,6 @@ async def test_the_log_carries_no_gold_test_or_set_up_text(tmp_path: Path) -> No
     assert len(secrets) >= 6
     for secret in secrets:
         assert json.dumps(secret)[1:-1] not in text and secret not in text, secret
-    sample = read_eval_log(str(log.location)).samples[0]  # type: ignore[index]
+    sample = (await asyncio.to_thread(read_eval_log, str(log.location))).samples[0]  # type: ignore[index]
     assert set(sample.metadata) == {"task_id", "env", "split", "group", "fields"}
     assert sample.metadata["fields"] == {"entry_point": "second_largest"}
