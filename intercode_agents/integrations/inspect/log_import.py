@@ -166,7 +166,11 @@ def _off_the_loop(read: Callable[[], T]) -> T:
 
 def read_log(path: Path) -> list[Trajectory]:
     """Every sample of the Inspect log at ``path`` as our record."""
-    log = _off_the_loop(lambda: _inspect_log().read_eval_log(str(path), resolve_attachments=True))
+    return _off_the_loop(lambda: _records_of(path))
+
+
+def _records_of(path: Path) -> list[Trajectory]:
+    log = _inspect_log().read_eval_log(str(path), resolve_attachments=True)
     if log.status == "error" and not log.samples:
         raise ConfigError(f"the Inspect log {path} holds no samples (its run failed: {log.error.message})")
     return [sample_record(log, sample, path) for sample in log.samples or []]

@@ -137,7 +137,7 @@ async def test_another_agent_with_our_tools_is_held_to_the_turn_budget(tmp_path:
         task, model=get_model("mockllm/model", custom_outputs=outputs), log_dir=str(tmp_path)
     )
     assert log.status == "success", log.error
-    (sample,) = log.samples or []
+    (sample,) = await asyncio.to_thread(lambda: log.samples or [])  # (loaded off the loop)
     record = Trajectory.model_validate(sample.store[RECORD_KEY])
     assert [s.kind for s in record.steps] == ["action", "action", "invalid", "submit"]
     assert record.steps[2].observation == "not run: the turn budget is spent"
@@ -170,7 +170,7 @@ async def test_another_inspect_task_runs_inspects_own_bash_tool_in_our_sandbox(t
         task, model=get_model("mockllm/model", custom_outputs=outputs), log_dir=str(tmp_path)
     )
     assert log.status == "success", log.error
-    (sample,) = log.samples or []
+    (sample,) = await asyncio.to_thread(lambda: log.samples or [])  # (loaded off the loop)
     (score,) = sample.scores.values()  # type: ignore[union-attr]
     assert score.value == 1.0
     tool = next(m for m in sample.messages if m.role == "tool")

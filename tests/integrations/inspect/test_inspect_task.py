@@ -69,9 +69,8 @@ async def test_the_gold_through_inspects_cli_scores_as_our_gold_command(
     env: str, inspect_cli: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
     tasks = GOLD_SAMPLES[env]
-    log = _inspect(
-        inspect_cli, ["-T", f"env={env}", "-T", f"tasks=[{', '.join(tasks)}]", "-T", "solver=gold"], tmp_path
-    )
+    args = ["-T", f"env={env}", "-T", f"tasks=[{', '.join(tasks)}]", "-T", "solver=gold"]
+    log = await asyncio.to_thread(_inspect, inspect_cli, args, tmp_path)  # (its reader: off the loop)
     assert log.status == "success" and log.eval.task == "intercode_agents/intercode"
     assert log.eval.task_args_passed == {"env": env, "tasks": tasks, "solver": "gold"}
     report = await run_gold(EvalConfig(env=env, selector=",".join(tasks), concurrency=2, progress=False))
