@@ -34,12 +34,10 @@ def _asyncio_left_as_it_was():
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run the in-process Inspect evals of tests/integrations/inspect/test_inspect_task.py last: the
-    envs Inspect's sandbox provider keeps for a task hold the process's shared pools open after its
-    eval, and the sandboxes later tests return then stay warm there instead of being removed, which
-    the later tests' clean-up checks count as left behind (removed at exit)."""
-    last = [
-        item for item in items if item.nodeid.startswith("tests/integrations/inspect/test_inspect_task.py")
-    ]
+    """Run the Inspect tests (tests/integrations/inspect/) last: the envs Inspect's sandbox provider
+    keeps for a task hold the process's shared pools open after an in-process eval, so the sandboxes
+    later tests return stay warm there instead of being removed, and the later tests' clean-up checks
+    count them as left behind (the exit hook removes them). An open issue of the provider."""
+    last = [item for item in items if item.nodeid.startswith("tests/integrations/inspect/")]
     if last:
         items[:] = [item for item in items if item not in last] + last
