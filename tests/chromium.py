@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -80,7 +82,7 @@ class Page:
 class HeadlessChromium:
     def __init__(self) -> None:
         assert CHROMIUM is not None, "chromium is not installed"
-        self._profile = tempfile.TemporaryDirectory(prefix="chromium-profile-")
+        self._profile = tempfile.mkdtemp(prefix="chromium-profile-")
         self._proc: subprocess.Popen[bytes] | None = None
         self._session: aiohttp.ClientSession | None = None
         self.port = 0
@@ -90,14 +92,15 @@ class HeadlessChromium:
             [
                 CHROMIUM,
                 *FLAGS,
-                f"--user-data-dir={self._profile.name}",
+                f"--user-data-dir={self._profile}",
                 "--remote-debugging-port=0",
                 "about:blank",
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its helpers (renderer, crashpad) share the group, so all go together
         )
-        active = Path(self._profile.name) / "DevToolsActivePort"
+        active = Path(self._profile) / "DevToolsActivePort"
         deadline = time.monotonic() + 60
         while not (active.is_file() and active.read_text().strip()):
             if time.monotonic() > deadline or self._proc.poll() is not None:
@@ -123,10 +126,29 @@ class HeadlessChromium:
         if self._session is not None:
             await self._session.close()
         if self._proc is not None:
-            self._proc.terminate()
+            self._end_group(signal.SIGTERM)
             try:
                 self._proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait(timeout=20)
-        self._profile.cleanup()
+            # Chromium's helpers can outlive the browser by a moment and still write to the
+            # profile (a late write made the removal fail with "Directory not empty").
+            self._end_group(signal.SIGKILL)
+        for _ in range(50):
+            try:
+                shutil.rmtree(self._profile)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
+        else:
+            shutil.rmtree(self._profile)
+
+    def _end_group(self, sig: signal.Signals) -> None:
+        assert self._proc is not None
+        try:
+            os.killpg(self._proc.pid, sig)
+        except ProcessLookupError:
+            pass
