@@ -31,13 +31,3 @@ def _asyncio_left_as_it_was():
     import asyncio
 
     assert not hasattr(asyncio, "_nest_patched"), "asyncio was patched by nest_asyncio during this test"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run the Inspect tests (tests/integrations/inspect/) last: the envs Inspect's sandbox provider
-    keeps for a task hold the process's shared pools open after an in-process eval, so the sandboxes
-    later tests return stay warm there instead of being removed, and the later tests' clean-up checks
-    count them as left behind (the exit hook removes them). An open issue of the provider."""
-    last = [item for item in items if item.nodeid.startswith("tests/integrations/inspect/")]
-    if last:
-        items[:] = [item for item in items if item not in last] + last

@@ -17,6 +17,7 @@ players that cannot travel refused clearly; a user's agent built on the node.
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import signal
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from intercode_agents.datasets import select_tasks
 from intercode_agents.errors import ConfigError
@@ -46,6 +48,7 @@ from intercode_agents.sandbox.config import LABEL_RUN
 from intercode_agents.trajectory import Trajectory
 from tests import engines
 from tests.envs.test_gold_replay import BASH_CORRUPT, BASH_VOLATILE
+from tests.runner import ray_gated_model
 
 ray = pytest.importorskip("ray", reason="Ray cannot be installed here (pip install 'intercode-agents[ray]')")
 
@@ -399,34 +402,49 @@ async def test_rescore_on_the_cluster_gives_the_local_figures(two_nodes, tmp_pat
 async def test_a_node_that_joins_takes_work_and_one_removed_halfway_has_its_episodes_played_again(
     two_nodes, tmp_path
 ):
-    """50 Bash golds over two nodes; a third node (on the second engine) joins once the run is under
-    way, and the first node on the second engine is removed ungracefully halfway."""
+    """50 Bash tasks over two nodes, each answered with its gold; a third node (on the second engine)
+    joins once the run is under way, and the first node on the second engine is removed ungracefully
+    halfway. The model answers only once the join is done (a gate file), so that the joined node
+    finds work left however fast the golds play."""
     skip = set(BASH_VOLATILE) | set(BASH_CORRUPT)  # golds whose result depends on the moment
-    tasks = [t for t in select_tasks("bash", "fs1") if t.id not in skip][:TASKS]
+    tasks = [t for t in select_tasks("bash", "fs1") if t.id not in skip]
+    golds = {t.query: t.gold for t in tasks}
+    tasks = [t for t in tasks if sum(t.query in q for q in golds) == 1][:TASKS]  # told apart by question
+    assert len(tasks) == TASKS
     selector = ",".join(t.id for t in tasks)
     one_engine = await run_gold(EvalConfig(env="bash", selector=selector, concurrency=4, progress=False))
     assert one_engine.total == TASKS
 
-    out = tmp_path / "run"
+    out, gate = tmp_path / "run", tmp_path / "gate"
+    said = io.StringIO()
     removed: dict[str, Any] = {}
 
     async def join_a_node_then_remove_second_halfway() -> None:
-        # The node joins as soon as the run is under way (its lock is taken), so that its raylet and
-        # actor have the whole run to come up, however slow the machine.
         while not (out / TRAJECTORIES).exists():  # noqa: ASYNC110 - a file, not an event
             await asyncio.sleep(0.1)
         removed["joined"] = two_nodes.add_second()  # (Ray starts a node from the main thread only)
+        deadline = time.monotonic() + 90
+        while "joined with 2 slots" not in said.getvalue() and time.monotonic() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.1)
+        gate.touch()  # the episodes held on the first two nodes answer now
         while len(_records(out / TRAJECTORIES)) < HALF:  # noqa: ASYNC110
             await asyncio.sleep(0.1)
         removed["before"] = {r.node for r in _records(out / TRAJECTORIES)}
         await asyncio.to_thread(two_nodes.cluster.remove_node, two_nodes.second, False)  # ungracefully
 
+    ray.cloudpickle.register_pickle_by_value(ray_gated_model)  # the nodes need not import tests
+    model = ray_gated_model.GatedGold(gate=str(gate), golds={t.query: t.gold for t in tasks})
     changes = asyncio.create_task(join_a_node_then_remove_second_halfway())
-    result = await run_eval(
-        EvalConfig(
-            env="bash", model="gold", selector=selector, out_dir=out, progress=False, ray=two_nodes.address
-        )
-    )
+    try:
+        result = await run_eval(
+            EvalConfig(
+                env="bash", model=model, strategy="try_again", selector=selector, out_dir=out,
+                progress=False, ray=two_nodes.address,
+            ),
+            console=Console(file=said, width=400),
+        )  # fmt: skip
+    finally:
+        ray.cloudpickle.unregister_pickle_by_value(ray_gated_model)
     await asyncio.wait_for(changes, 60)
     lost, joined = two_nodes.second.node_id, removed["joined"].node_id
     two_nodes.second = removed["joined"]  # (for any test after this one)
@@ -440,16 +458,13 @@ async def test_a_node_that_joins_takes_work_and_one_removed_halfway_has_its_epis
     lost_attempts = [a for a in retried if a.node == lost and "lost with node" in (a.error or "")]
     assert lost_attempts, f"no attempt was recorded as lost with the removed node: {retried}"
     played_by = {r.node for r in records}
+    assert joined in played_by, f"the node that joined took no work: {played_by}\n{said.getvalue()}"
     for r in records:
         assert r.engine is not None and r.image_id is not None
         assert r.engine.startswith(two_nodes.second_host if r.node != two_nodes.main.node_id else "local@")
     states = {n["node"]: n["state"] for n in result.nodes}
-    assert states[lost] == "lost" and states[two_nodes.main.node_id] == "up"
+    assert states[lost] == "lost" and states[joined] == "up" and states[two_nodes.main.node_id] == "up"
 
     run_id = json.loads((out / RUN_JSON).read_text())["sandbox_run_id"]
     assert _run_containers(None, run_id) == []  # the main engine
     assert _run_containers(two_nodes.second_spec, run_id) == []  # the second, the lost node's included
-    if joined not in played_by or states.get(joined) != "up":
-        # Known and open: on main the node that joins is prepared and given its slots (the driver
-        # says "joined with 2 slots"), yet plays none of the run's episodes; it did on its branch.
-        pytest.xfail(f"the node that joined took no work: {played_by}, states {states}")

@@ -102,19 +102,21 @@ def intercode_sandbox(env: str = "bash", **options: Any) -> SandboxEnvironmentSp
     return SandboxEnvironmentSpec(PROVIDER, IntercodeSandboxConfig(env=env, **options))
 
 
-# Idle envs by event loop and (task, config): a sample takes one (or makes one), gives it back at its end.
-_idle: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], list[Env]]] = (
+# Idle envs by event loop and config: a sample takes one (or makes one), gives it back at its end.
+# The shelf is not keyed by task: Inspect's final ``task_cleanup`` is called with the task name
+# "shutdown", once per config, and must find (and close) every env that config made.
+_idle: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, list[Env]]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def _shelf(task_name: str, config: IntercodeSandboxConfig) -> list[Env]:
-    by_task = _idle.setdefault(asyncio.get_running_loop(), {})
-    return by_task.setdefault((task_name, config.model_dump_json()), [])
+def _shelf(config: IntercodeSandboxConfig) -> list[Env]:
+    by_config = _idle.setdefault(asyncio.get_running_loop(), {})
+    return by_config.setdefault(config.model_dump_json(), [])
 
 
-async def _take_env(task_name: str, config: IntercodeSandboxConfig) -> Env:
-    shelf = _shelf(task_name, config)
+async def _take_env(config: IntercodeSandboxConfig) -> Env:
+    shelf = _shelf(config)
     if shelf:
         return shelf.pop()
     env = make_env(config.env, **config.env_options())
@@ -130,13 +132,10 @@ async def _take_env(task_name: str, config: IntercodeSandboxConfig) -> Env:
 class IntercodeSandbox(SandboxEnvironment):
     """One sample's sandbox: an episode of one of our envs (see the module docstring)."""
 
-    def __init__(
-        self, env: Env, episode: SampleEpisode | None, task_name: str, config: IntercodeSandboxConfig
-    ):
+    def __init__(self, env: Env, episode: SampleEpisode | None, config: IntercodeSandboxConfig):
         super().__init__()
         self.env = env
         self.episode = episode
-        self._task_name = task_name
         self._config = config
         self._workdir: str | None = None
 
@@ -154,7 +153,7 @@ class IntercodeSandbox(SandboxEnvironment):
         cls, task_name: str, config: SandboxEnvironmentConfigType | None, metadata: dict[str, str]
     ) -> dict[str, SandboxEnvironment]:
         settings = read_config(config)
-        env = await _take_env(task_name, settings)
+        env = await _take_env(settings)
         try:
             task_id = metadata.get("task_id")
             if task_id:
@@ -167,7 +166,7 @@ class IntercodeSandbox(SandboxEnvironment):
         except BaseException:
             await env.close()
             raise
-        return {"default": cls(env, episode, task_name, settings)}
+        return {"default": cls(env, episode, settings)}
 
     @classmethod
     async def sample_cleanup(
@@ -193,13 +192,13 @@ class IntercodeSandbox(SandboxEnvironment):
         if interrupted:
             await env.close()
         else:
-            _shelf(self._task_name, self._config).append(env)
+            _shelf(self._config).append(env)
 
     @classmethod
     async def task_cleanup(
         cls, task_name: str, config: SandboxEnvironmentConfigType | None, cleanup: bool
     ) -> None:
-        shelf = _shelf(task_name, read_config(config))
+        shelf = _shelf(read_config(config))
         envs, shelf[:] = list(shelf), []
         for env in envs:
             await env.close()

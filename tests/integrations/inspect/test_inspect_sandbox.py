@@ -22,7 +22,7 @@ from inspect_ai.tool import bash
 from inspect_ai.util import SandboxEnvironment, SandboxUnavailableError, sandbox
 from inspect_ai.util._sandbox.self_check import *  # noqa: F403 - Inspect's checks, collected as tests here
 
-from intercode_agents.integrations.inspect.sandbox import IntercodeSandbox, IntercodeSandboxConfig
+from intercode_agents.integrations.inspect.sandbox import IntercodeSandbox, IntercodeSandboxConfig, _idle
 from intercode_agents.integrations.inspect.scorer import RECORD_KEY
 from intercode_agents.integrations.inspect.tasks import intercode
 from intercode_agents.integrations.inspect.tools import intercode_tools
@@ -176,3 +176,6 @@ async def test_another_inspect_task_runs_inspects_own_bash_tool_in_our_sandbox(t
     tool = next(m for m in sample.messages if m.role == "tool")
     assert tool.text.splitlines()[0] == "root"
     assert tool.text.splitlines()[1:] == ["lo"]  # the loopback only: no network in our sandboxes
+    # Inspect's final clean-up (task name "shutdown") closed every env the eval made: none is kept
+    # idle, holding the process's shared pools open for the tests after this one.
+    assert not any(_idle.get(asyncio.get_running_loop(), {}).values())
