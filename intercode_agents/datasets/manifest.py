@@ -4,14 +4,12 @@ The upstream repository keeps its tasks in four parts (``bash``, ``sql``, ``pyth
 download fetches only the parts a caller needs. These names describe that repository's folders; the
 project's env families do not depend on them (an env names the files it reads in its YAML).
 
-The checksum list ships with the package (``intercode_data.sha256``, in ``sha256sum`` format with paths
-relative to the InterCode repository root). It is the single source of truth for downloads.
+The data's checksum list (``SHA256SUMS``, in ``sha256sum`` format with paths relative to the data
+root) is read at run time from the copy a download comes from; the package pins only that list's own
+sha256 (:data:`CHECKSUMS_SHA256`), so every file it names is pinned through it.
 """
 
 from __future__ import annotations
-
-from functools import cache
-from pathlib import Path
 
 from intercode_agents.errors import ConfigError
 
@@ -19,7 +17,8 @@ INTERCODE_COMMIT = "c3e46d827cfc9d4c704ec078f7abf9f41e3191d8"
 DEFAULT_BASE_URL = f"https://raw.githubusercontent.com/princeton-nlp/intercode/{INTERCODE_COMMIT}"
 FAMILIES: tuple[str, ...] = ("bash", "sql", "python", "ctf")
 
-_MANIFEST = Path(__file__).with_name("intercode_data.sha256")
+CHECKSUMS_FILE = "SHA256SUMS"
+CHECKSUMS_SHA256 = "8c16a54be195259c86ec09a70cfcdbbff69f527c8b145f9787467ad1d5615cdd"
 
 # Path prefixes (relative to the data root) of each family's files; LICENSE.md goes with every family.
 _FAMILY_PREFIXES: dict[str, tuple[str, ...]] = {
@@ -45,11 +44,10 @@ INDEX_FILES: dict[str, tuple[str, ...]] = {
 }
 
 
-@cache
-def checksums() -> dict[str, str]:
-    """Map each pinned file (relative path) to its sha256 hex digest."""
+def parse_checksums(text: str) -> dict[str, str]:
+    """Map each pinned file (relative path) to its sha256 hex digest, from ``SHA256SUMS``'s text."""
     table: dict[str, str] = {}
-    for line in _MANIFEST.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         if not line.strip():
             continue
         digest, _, rel = line.partition("  ")
@@ -72,7 +70,7 @@ def family_of(rel: str) -> str | None:
     return next((fam for fam, prefixes in _FAMILY_PREFIXES.items() if rel.startswith(prefixes)), None)
 
 
-def family_files(family: str) -> dict[str, str]:
-    """The files (relative path -> sha256) a family needs, LICENSE.md included."""
+def family_files(family: str, checksums: dict[str, str]) -> dict[str, str]:
+    """The files (relative path -> sha256) of ``checksums`` a family needs, LICENSE.md included."""
     prefixes = _FAMILY_PREFIXES[check_families([family])[0]]
-    return {rel: digest for rel, digest in checksums().items() if rel.startswith(prefixes) or rel in _COMMON}
+    return {rel: digest for rel, digest in checksums.items() if rel.startswith(prefixes) or rel in _COMMON}

@@ -1,9 +1,12 @@
 """Find the InterCode task data: an explicit path, ``INTERCODE_DATA``, the cache, or a verified download.
 
 The download fetches the pinned files one by one from the InterCode repository (``INTERCODE_DATA_URL``
-overrides the base URL, e.g. to serve a local copy), checks each sha256 against the shipped manifest,
-stages everything in a temporary folder and only then moves it into the cache. A per-family marker
-file records a complete family, so a half-finished download is never mistaken for data.
+overrides the base URL, e.g. to serve a local copy). It first fetches the copy's ``SHA256SUMS`` and
+checks it against the sha256 the package pins, then checks each file against that list, stages
+everything in a temporary folder and only then moves it into the cache. A per-family marker file
+records a complete family, so a half-finished download is never mistaken for data. A source without
+``SHA256SUMS`` (the upstream repository serves none) cannot be verified: point ``INTERCODE_DATA`` at a
+copy, or ``INTERCODE_DATA_URL`` at a mirror that serves the list.
 """
 
 from __future__ import annotations
@@ -22,11 +25,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from intercode_agents.datasets.manifest import (
+    CHECKSUMS_FILE,
+    CHECKSUMS_SHA256,
     DEFAULT_BASE_URL,
     INDEX_FILES,
     INTERCODE_COMMIT,
     check_families,
     family_files,
+    parse_checksums,
 )
 from intercode_agents.errors import DatasetError
 from intercode_agents.paths import cache_dir
@@ -91,10 +97,12 @@ def _locked(lock_path: Path) -> Iterator[None]:
 def _download_families(root: Path, families: list[str]) -> None:
     base = os.environ.get(ENV_URL) or DEFAULT_BASE_URL
     with _locked(root.parent / f"{root.name}.lock"):
+        checksums: dict[str, str] | None = None
         for family in families:
             if _marker(root, family).is_file():  # another process finished it while we waited
                 continue
-            files = family_files(family)
+            checksums = checksums or _fetch_checksums(base, root.parent)
+            files = family_files(family, checksums)
             staging = Path(tempfile.mkdtemp(prefix=f".{family}-", dir=root.parent))
             try:
                 with ThreadPoolExecutor(_DOWNLOAD_WORKERS) as pool:
@@ -108,6 +116,16 @@ def _download_families(root: Path, families: list[str]) -> None:
                 _marker(root, family).write_text(f"{INTERCODE_COMMIT}\n", encoding="utf-8")
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
+
+
+def _fetch_checksums(base: str, scratch: Path) -> dict[str, str]:
+    """The data copy's checksum list, fetched from ``base`` and checked against the pinned sha256."""
+    staging = Path(tempfile.mkdtemp(prefix=".checksums-", dir=scratch))
+    try:
+        _fetch(base, CHECKSUMS_FILE, CHECKSUMS_SHA256, staging)
+        return parse_checksums((staging / CHECKSUMS_FILE).read_text(encoding="utf-8"))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _fetch(base: str, rel: str, expected: str, staging: Path) -> None:

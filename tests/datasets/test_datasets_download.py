@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from intercode_agents.datasets import INTERCODE_COMMIT, load_tasks, resolve_data_root
-from intercode_agents.datasets.manifest import family_files
+from intercode_agents.datasets.manifest import CHECKSUMS_FILE, family_files, parse_checksums
 from intercode_agents.errors import DatasetError
 from tests import ROOT
 
@@ -66,15 +66,16 @@ def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[_Server]
 def test_download_fetches_one_family_verifies_and_caches(server: _Server, tmp_path: Path) -> None:
     root = resolve_data_root(families=["bash"])
     assert root == tmp_path / "cache" / "intercode-data" / INTERCODE_COMMIT
-    wanted = family_files("bash")
-    assert len(server.requests) == len(wanted) == 12  # 5 task files, 5 fixture scripts, gitignore, licence
+    wanted = family_files("bash", parse_checksums((DATA / CHECKSUMS_FILE).read_text(encoding="utf-8")))
+    assert len(wanted) == 12  # 5 task files, 5 fixture scripts, gitignore, licence
+    assert len(server.requests) == 1 + len(wanted)  # the checksum list first
     for rel, digest in wanted.items():
         assert hashlib.sha256((root / rel).read_bytes()).hexdigest() == digest
     assert (root / ".complete-bash").is_file() and not (root / "data" / "sql").exists()
 
     assert len(load_tasks("bash")) == 232  # reads the cached copy
     resolve_data_root(families=["bash"])
-    assert len(server.requests) == 12  # nothing fetched again
+    assert len(server.requests) == 13  # nothing fetched again
     assert sorted(p.name for p in root.parent.iterdir()) == [INTERCODE_COMMIT, f"{INTERCODE_COMMIT}.lock"]
 
 
@@ -91,6 +92,13 @@ def test_checksum_mismatch_names_the_file_and_leaves_nothing(server: _Server, tm
 
     server.corrupt.clear()
     assert (resolve_data_root(families=["python"]) / "data/python/mbpp/ic_mbpp.json").is_file()
+
+
+def test_a_checksum_list_other_than_the_pinned_one_is_refused(server: _Server, tmp_path: Path) -> None:
+    server.corrupt.add(f"/{CHECKSUMS_FILE}")  # a mirror that lists other digests cannot vouch for its files
+    with pytest.raises(DatasetError, match=rf"checksum mismatch for InterCode file {CHECKSUMS_FILE}"):
+        resolve_data_root(families=["bash"])
+    assert server.requests == [f"/{CHECKSUMS_FILE}"]  # no data file was fetched on its word
 
 
 def test_unreachable_source_is_a_dataset_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -9,30 +9,23 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
-from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import BaseMessage
+
+from intercode_agents.models.scripted import ScriptedChatModel
 
 GATE_WAIT_S = 120.0  # the longest a reply waits for the gate (a test that never opens it still ends)
 
 
-class GatedGold(BaseChatModel):
-    gate: str  # the file whose existence opens the gate
-    golds: dict[str, str]  # task query -> its gold command
+def gated_gold(gate: Path, golds: dict[str, str]) -> ScriptedChatModel:
+    """Replies with the gold of the task (query -> gold command) the prompt asks, once ``gate`` exists."""
 
-    @property
-    def _llm_type(self) -> str:
-        return "gated-gold"
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
+    def reply(messages: list[BaseMessage]) -> str:
         deadline = time.monotonic() + GATE_WAIT_S
-        while not Path(self.gate).exists() and time.monotonic() < deadline:
+        while not gate.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-        text = "\n".join(str(m.content) for m in messages)
-        asked = [q for q in self.golds if q in text]
-        reply = f"```bash\n{self.golds[max(asked, key=len)]}\n```" if asked else "```bash\nfalse\n```"
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=reply))])
+        text = "\n".join(m.text for m in messages)
+        asked = [query for query in golds if query in text]
+        return f"```bash\n{golds[max(asked, key=len)]}\n```" if asked else "```bash\nfalse\n```"
+
+    return ScriptedChatModel([reply] * 1000, model_name="gated-gold")

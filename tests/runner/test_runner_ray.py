@@ -433,7 +433,7 @@ async def test_a_node_that_joins_takes_work_and_one_removed_halfway_has_its_epis
         await asyncio.to_thread(two_nodes.cluster.remove_node, two_nodes.second, False)  # ungracefully
 
     ray.cloudpickle.register_pickle_by_value(ray_gated_model)  # the nodes need not import tests
-    model = ray_gated_model.GatedGold(gate=str(gate), golds={t.query: t.gold for t in tasks})
+    model = ray_gated_model.gated_gold(gate, {t.query: t.gold for t in tasks})
     changes = asyncio.create_task(join_a_node_then_remove_second_halfway())
     try:
         result = await run_eval(
