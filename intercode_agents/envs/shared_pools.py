@@ -66,10 +66,11 @@ def _key(kind: str, image: str, options: dict[str, Any]) -> _Key:
 
 async def open_pool(image: str, size: int, **options: Any) -> SandboxPool:
     """A started pool for ``image`` (on ``options["backend"]``, one pool per engine), shared: each
-    opener adds ``size`` to the sandboxes it keeps."""
+    opener adds ``size`` to the sandboxes it may hold. It keeps ready what its measured demand needs
+    (an adaptive pool, see :mod:`intercode_agents.sandbox.pool`)."""
 
     async def create() -> SandboxPool:
-        pool = SandboxPool(image, size=size, **options)
+        pool = SandboxPool(image, size=size, adaptive=True, **options)
         await pool.start()
         return pool
 

@@ -153,6 +153,17 @@ class HostAccess(ABC):
     def processes(self) -> list[Proc]:
         """The container's processes with their parents and start times, for signals by pidfd."""
 
+    def runtime_listing(self, harness: Sequence[int]) -> str:
+        """The pristine fingerprint's runtime channels (what
+        :data:`~intercode_agents.sandbox.pristine.RUNTIME_SCRIPT` lists inside the sandbox), read
+        from the host; ``harness`` are the container PIDs of the harness's long-lived processes."""
+        raise HostUnreadable("this host cannot read the sandbox's runtime state")
+
+    def kill_all(self) -> None:
+        """Kill every process of the sandbox now, from the host (its removal follows): the
+        sandbox stops using CPU and memory at once, and the engine need not kill it."""
+        raise HostUnreadable("this host cannot signal the sandbox's processes")
+
     def close(self) -> None:
         if self.files is not None:
             self.files.close()

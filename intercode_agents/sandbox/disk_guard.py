@@ -98,6 +98,10 @@ class DiskGuard:
         self._lock = asyncio.Lock()
         self.stops = 0  # how many times the sandbox was stopped: sessions restart when it grows
 
+    @property
+    def watching(self) -> bool:
+        return self._task is not None
+
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._watch())
 

@@ -33,6 +33,7 @@ from intercode_agents.sandbox.contract import (
     ImageInfo,
 )
 from intercode_agents.sandbox.disk_guard import ENGINE_POLL_S, DiskGuard
+from intercode_agents.sandbox.engine_gate import REMOVAL, gate_of
 from intercode_agents.sandbox.forensics import Forensics
 from intercode_agents.sandbox.json_session import JsonSession
 from intercode_agents.sandbox.launcher import MAIN_COMMAND, Launcher
@@ -131,11 +132,10 @@ class Sandbox:
             self._main = self._find_main()
             await self.forensics.take_baseline()  # (after the launcher: its listings are faster)
             limit = self.config.disk_limit_bytes
-            if limit and not started.disk_capped:
+            if limit and not started.disk_capped:  # (it watches from the first process on)
                 self.disk_guard = DiskGuard(limit, self.disk_usage, self.stop_everything)
                 if self._host is None:
                     self.disk_guard.interval = ENGINE_POLL_S
-                self.disk_guard.start()
         except BaseException:
             if attached is not None and self._launcher is None:
                 await attached.close()  # the launcher never took the stream over
@@ -144,7 +144,9 @@ class Sandbox:
         return self
 
     async def close(self) -> None:
-        """Remove the container (idempotent; safe during cancellation)."""
+        """Remove the container (idempotent; safe during cancellation). Where the engine's host can
+        signal its processes, they are killed at once; the removal then waits its turn at the
+        engine's gate (:mod:`.engine_gate`), behind the starts episodes wait for."""
         sandbox_id, self._id = self._id, None
         self.running = False
         if sandbox_id is None:
@@ -153,6 +155,9 @@ class Sandbox:
         if self.disk_guard is not None:
             await self.disk_guard.close()
         host, self._host = self._host, None
+        if host is not None:
+            with contextlib.suppress(HostUnreadable):
+                host.kill_all()  # nothing runs on, and the sessions' streams end at once
         await self.close_sessions()
         if host is not None:
             host.close()
@@ -161,7 +166,11 @@ class Sandbox:
         self._id = None
         # Shielded, and forgotten only once removed: if the caller is cancelled meanwhile, the
         # removal goes on, and if the process ends first the exit hook still knows the container.
-        await asyncio.shield(cleanup.remove(self.backend, sandbox_id))
+        await asyncio.shield(self._remove(sandbox_id))
+
+    async def _remove(self, sandbox_id: str) -> None:
+        async with gate_of(self.backend).slot(REMOVAL):
+            await cleanup.remove(self.backend, sandbox_id)
 
     async def __aenter__(self) -> Sandbox:
         return await self.start()
@@ -206,6 +215,8 @@ class Sandbox:
         """Start a process: through the launcher when it is free (``goodbye`` is the input that makes
         the program exit), else by a docker exec of its own (it exits at end of input). A
         ``one_off`` process gets no input and has its errors folded into its output."""
+        if self.disk_guard is not None and not self.disk_guard.watching:
+            self.disk_guard.start()  # (nothing could write before a process ran)
         if self._launcher is not None and self._launcher.idle and user is None:
             return await self._launcher.spawn(
                 argv, workdir=workdir, env=env, goodbye=goodbye, one_off=one_off

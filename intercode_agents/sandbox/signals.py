@@ -236,10 +236,8 @@ def victims(
     return chosen
 
 
-async def send(procs: list[Proc], sig: str) -> None:
-    """Signal each process through a pidfd (never a reused PID); after SIGKILL, wait (a second at
-    most) until each is gone or a zombie."""
-    number = signal.Signals[f"SIG{sig}"]
+def _signal(procs: list[Proc], number: int) -> list[Proc]:
+    """Signal each process through a pidfd (never a reused PID); the processes signalled."""
     sent = []
     for p in procs:
         try:
@@ -255,6 +253,19 @@ async def send(procs: list[Proc], sig: str) -> None:
             pass
         finally:
             os.close(fd)
+    return sent
+
+
+def kill_now(procs: list[Proc]) -> None:
+    """SIGKILL each process (through a pidfd) without waiting for it to end."""
+    _signal(procs, signal.SIGKILL)
+
+
+async def send(procs: list[Proc], sig: str) -> None:
+    """Signal each process through a pidfd (never a reused PID); after SIGKILL, wait (a second at
+    most) until each is gone or a zombie."""
+    number = signal.Signals[f"SIG{sig}"]
+    sent = _signal(procs, number)
     if number != signal.SIGKILL:
         return
     for _ in range(100):

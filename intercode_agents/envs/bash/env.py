@@ -9,9 +9,11 @@ outputs (see
 per process (:mod:`intercode_agents.envs.bash.facts`). A score below 1 is checked against a fresh
 gold run in a sandbox of its own (as the original ran the gold at every submit), so a gold whose
 output drifts (a date, a disk usage figure) never costs the agent; a gold too large to cache always
-runs fresh. A task whose gold cannot do here what it did in the original (it downloads or resolves
-names, and the sandboxes have no network: :mod:`intercode_agents.datasets.gold_caveats`) is scored
-corrupt, in both reward modes, without running its gold.
+runs fresh. The gold's facts are computed from the episode's start on, in a sandbox of their own
+while the agent works, so a submit seldom waits for them. A task whose gold cannot do here what it did
+in the original (it downloads or resolves names, and the sandboxes have no network:
+:mod:`intercode_agents.datasets.gold_caveats`) is scored corrupt, in both reward modes, without running
+its gold.
 """
 
 from __future__ import annotations
@@ -89,6 +91,8 @@ class BashEnv(PooledEnv):
         self.gold_timeout = gold_timeout  # a gold that runs longer makes its task corrupt, once and for all
         self.shell: ShellSession | None = None
         self.paper: PaperShell | None = None  # execution="paper": each action as the original ran it
+        self._gold_ahead: tuple[Task, asyncio.Future[GoldFacts | None]] | None = None  # started at reset
+        self._golds: set[asyncio.Future[GoldFacts | None]] = set()  # gold runs under way
 
     async def _start_shell(self, sb: Sandbox, workdir: str | None = None, image: str = "bash") -> None:
         if self.execution == "paper":
@@ -106,6 +110,14 @@ class BashEnv(PooledEnv):
 
     async def _prepare(self, task: Task) -> None:
         await self._start_shell(await self.take_sandbox(task.image), image=task.image)
+        self._gold_ahead = None  # (a previous episode's gold finishes on its own: its facts are kept)
+        declared_corrupt = corrupt_reason(task.id) is not None  # (scored without its gold)
+        if not declared_corrupt and self.facts.facts(self._image_key(task), self.gold(task)) is None:
+            ahead = asyncio.ensure_future(self._facts(task))
+            ahead.add_done_callback(lambda done: done.cancelled() or done.exception())  # read when scored
+            self._golds.add(ahead)
+            ahead.add_done_callback(self._golds.discard)
+            self._gold_ahead = (task, ahead)
 
     async def on_tool_mode(self) -> None:
         assert self.sandbox is not None
@@ -180,7 +192,10 @@ class BashEnv(PooledEnv):
         if reason := corrupt_reason(task.id):  # a declared caveat: the gold cannot do here what it did
             parts: dict[str, Any] = {"corrupt": True, "corrupt_reason": reason}
             return RewardResult(0.0, parts, corrupt=True, note=f"the task cannot be scored here: {reason}")
-        facts = await self._facts(task)
+        if self._gold_ahead is not None and self._gold_ahead[0] is task:
+            facts = await asyncio.shield(self._gold_ahead[1])
+        else:
+            facts = await self._facts(task)
         if facts is None:
             return await self._score_with_live_gold(task, submission)
         cached = await self._score_with_facts(task, facts, submission)
@@ -230,4 +245,9 @@ class BashEnv(PooledEnv):
 
     async def close(self) -> None:
         self.shell = self.paper = None
+        self._gold_ahead = None
+        golds, self._golds = list(self._golds), set()
+        for gold in golds:
+            gold.cancel()
+        await asyncio.gather(*golds, return_exceptions=True)
         await super().close()

@@ -11,9 +11,10 @@ process in the sandbox. Anything else (a remote engine, another storage driver, 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from typing import Any
 
-from intercode_agents.sandbox import signals
+from intercode_agents.sandbox import host_runtime, signals
 from intercode_agents.sandbox.container_fs import ContainerFiles, Unreadable
 from intercode_agents.sandbox.contract import Change, HostAccess, HostUnreadable, Proc
 from intercode_agents.sandbox.disk_guard import upper_usage
@@ -70,3 +71,19 @@ class LocalHost(HostAccess):
 
     def processes(self) -> list[Proc]:
         return signals.processes_of(self.pids())
+
+    def runtime_listing(self, harness: Sequence[int]) -> str:
+        if self.files is None:
+            raise HostUnreadable("the container's files are not readable here")
+        try:
+            return host_runtime.runtime_listing(self.files, self.processes(), harness)
+        except OSError as exc:
+            raise HostUnreadable(str(exc)) from exc
+
+    def kill_all(self) -> None:
+        """SIGKILL to the container's init (PID 1 of its namespace) through a pidfd: the kernel then
+        kills every other process of the namespace."""
+        init = [p for p in self.processes() if p.pid == 1]
+        if not init:
+            raise HostUnreadable("the container's init is not among its processes")
+        signals.kill_now(init)
