@@ -5,10 +5,11 @@ the pool's kind:
 
 - a fixed pool (the default) keeps ``size``, ready or in use;
 - an ``adaptive`` pool (the envs' shared pools) keeps ready what its measured demand needs: the
-  sandboxes taken per second over the last seconds times the time a start takes now, and a spare
-  (:class:`Demand`), within ``size``. A replay of 24 tasks on 8 workers used to make 24 spares up
-  front, a flood of concurrent starts whose first ones the episodes waited for, and most of which
-  were removed unused at the end.
+  sandboxes taken per second over its last seconds of activity times the time a start takes now,
+  and a spare, and at least as many as were taken at once (a run's workers), within ``size``
+  (:class:`Demand`). An idle pool keeps what its last run needed: the next run finds it ready. A
+  replay of 24 tasks on 8 workers used to make 24 spares up front, a flood of concurrent starts
+  whose first ones the episodes waited for, and most of which were removed unused at the end.
 
 When none is ready, ``acquire`` waits for the first one being made, and starts one itself if none is
 under way for it (so borrowing a second sandbox never deadlocks); one that comes back while the pool
@@ -42,19 +43,24 @@ from intercode_agents.sandbox.sandbox import Sandbox
 
 
 class Demand:
-    """How fast a pool's fresh sandboxes are taken, and how long one takes to start."""
+    """How fast a pool's fresh sandboxes are taken, how many at once, and how long one takes to start.
 
-    WINDOW_S = 10.0  # takes older than this are forgotten
+    Takes are kept for the last ``WINDOW_S`` seconds *of activity* (up to the latest take, not up to
+    now): an idle pool keeps ready what its last run needed, so that the next run on the same warm
+    pools finds it so; it does not decay while nobody takes."""
+
+    WINDOW_S = 10.0  # takes this much older than the latest are forgotten
     HEADROOM = 1.5  # ready spares for this many start times of demand
 
     def __init__(self) -> None:
-        self._takes: deque[float] = deque()
+        self._takes: deque[tuple[float, int]] = deque()  # (when, leases out or waiting then)
         self.start_s: float | None = None  # an average of recent start times
 
-    def took(self) -> None:
+    def took(self, out: int = 1) -> None:
+        """A fresh sandbox was taken, with ``out`` leases out or waiting, this one included."""
         now = time.monotonic()
-        self._takes.append(now)
-        while self._takes and self._takes[0] < now - self.WINDOW_S:
+        self._takes.append((now, out))
+        while self._takes[0][0] < now - self.WINDOW_S:
             self._takes.popleft()
 
     def started(self, seconds: float) -> None:
@@ -62,17 +68,21 @@ class Demand:
 
     @property
     def rate(self) -> float:
-        """Fresh sandboxes taken per second, over the window (a burst counts over one second)."""
-        now = time.monotonic()
-        while self._takes and self._takes[0] < now - self.WINDOW_S:
-            self._takes.popleft()
+        """Fresh sandboxes taken per second over the window (a burst counts over one second)."""
         if not self._takes:
             return 0.0
-        return len(self._takes) / max(now - self._takes[0], 1.0)
+        return len(self._takes) / max(self._takes[-1][0] - self._takes[0][0], 1.0)
+
+    @property
+    def burst(self) -> int:
+        """The most leases out or waiting at once over the window: a run's workers, which all take a
+        sandbox again at the start of their next episodes (or of the next run)."""
+        return max((out for _, out in self._takes), default=0)
 
     def ready_target(self) -> int:
-        """Sandboxes to keep ready: the demand of one start time, with headroom, and a spare."""
-        return 1 + math.ceil(self.rate * (self.start_s or 0.5) * self.HEADROOM)
+        """Sandboxes to keep ready: the demand of one start time, with headroom, and a spare; and at
+        least as many as were out at once, so that every worker of a run finds one ready."""
+        return max(self.burst, 1 + math.ceil(self.rate * (self.start_s or 0.5) * self.HEADROOM))
 
 
 class SandboxPool:
@@ -230,9 +240,9 @@ class SandboxPool:
         elif self._fresh:
             sb = self._fresh.pop()
             self._out[sb] = trusted
-            self.demand.took()
+            self.demand.took(len(self._out) + len(self._waiters))
         else:
-            self.demand.took()
+            self.demand.took(len(self._out) + len(self._waiters) + 1)
             sb = await self._wait_for_one(trusted)
         sb.untrusted = sb.untrusted or not trusted
         try:
@@ -281,6 +291,8 @@ class SandboxPool:
                     if not self._closed and len(self._recycled) < self.size:
                         self._recycled.append(sb)
                         self.stats["reused"] += 1
+                        if self.adaptive:  # it no longer counts against size: room for a fresh one
+                            self._top_up()
                         return
                     self.stats["surplus"] += 1
                     self._reference.pop(sb, None)

@@ -310,8 +310,10 @@ def test_cleanup_ray_removes_what_a_killed_driver_left_on_every_node(two_nodes, 
     cleanup = [*CLI, "cleanup", f"--ray={two_nodes.address}", "--run", run_id]  # (others' containers stay)
     done = subprocess.run(cleanup, capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
+    # A create the engine received before its maker died may finish after the count, and a removal
+    # under way may finish before the clean-up: what holds is that the clean-up removed the run's.
     total = int(done.stdout.strip().splitlines()[-1].split()[1])  # "removed N containers"
-    assert 0 < total <= held, done.stdout
+    assert total > 0, done.stdout
     assert _run_containers(None, run_id) == [] and _run_containers(two_nodes.second_spec, run_id) == []
 
 
