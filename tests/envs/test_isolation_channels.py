@@ -16,23 +16,15 @@ from intercode_agents import make_env
 from intercode_agents.envs.bash.facts import gold_facts
 from intercode_agents.errors import IntercodeError
 from intercode_agents.sandbox import RUN_ID, SandboxPool
+from intercode_agents.sandbox.conformance.fixtures import PLANTS as CHANNEL_PLANTS
 from tests.docker_helpers import SLEEPER, containers_of_run
 
-# One command per channel through which a process could leave state for a later one.
-PLANTS = {
-    "overlay": "echo planted > /tmp/planted.txt",
-    "dev-shm": "echo planted > /dev/shm/planted.txt",
-    "dev-tmpfs": "echo planted > /dev/planted",
-    "cgroup-tmpfs": "echo planted > /sys/fs/cgroup/planted",
-    "hostname-file": "echo planted > /etc/hostname",
+# One command per channel through which a process could leave state for a later one: the
+# conformance suite's channels but those LOOK cannot read (changed back, or the init's limits), and
+# the hosts file left changed.
+UNREAD = {"overlay-changed-back", "hosts-file-restored", "init-limits"}
+PLANTS = {k: v for k, v in CHANNEL_PLANTS.items() if k not in UNREAD} | {
     "hosts-file": "echo '10.0.0.1 planted' >> /etc/hosts",
-    "sysv-shm": "ipcmk -M 4096",
-    "sysv-msg": "ipcmk -Q",
-    "sysv-sem": "ipcmk -S 1",
-    "posix-mqueue": "touch /dev/mqueue/planted",
-    "process": "nohup sleep 1000 >/dev/null 2>&1 & disown",
-    "launcher-limits": "prlimit --pid $PPID --nofile=77:77",
-    "launcher-nice": "renice -n 7 -p $PPID",
 }
 # Everything a later episode could look at, printed in a stable order.
 LOOK = (

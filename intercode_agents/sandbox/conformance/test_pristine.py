@@ -11,27 +11,7 @@ from __future__ import annotations
 import pytest
 
 from intercode_agents.sandbox import Sandbox
-from intercode_agents.sandbox.conformance.fixtures import SLEEPER
-
-# One command per channel a process can write, as root in its sandbox (the launcher's own limits
-# and scheduling through a session, whose parent the launcher is).
-PLANTS = {
-    "overlay": "echo planted > /tmp/planted.txt",
-    "overlay-changed-back": "touch /srv/planted && rm /srv/planted",
-    "dev-shm": "echo planted > /dev/shm/planted.txt",
-    "dev-tmpfs": "echo planted > /dev/planted",
-    "cgroup-tmpfs": "echo planted > /sys/fs/cgroup/planted",
-    "hostname-file": "echo planted > /etc/hostname",
-    "hosts-file-restored": "cp /etc/hosts /tmp/h; echo x >> /etc/hosts; cat /tmp/h > /etc/hosts; rm /tmp/h",
-    "sysv-shm": "ipcmk -M 4096",
-    "sysv-msg": "ipcmk -Q",
-    "sysv-sem": "ipcmk -S 1",
-    "posix-mqueue": "touch /dev/mqueue/planted",
-    "process": "nohup sleep 1000 >/dev/null 2>&1 & disown",
-    "launcher-limits": "prlimit --pid $PPID --nofile=77:77",
-    "launcher-nice": "renice -n 7 -p $PPID",
-    "init-limits": "prlimit --pid 1 --nproc=99:99",
-}
+from intercode_agents.sandbox.conformance.fixtures import PLANTS, SLEEPER
 
 
 @pytest.mark.parametrize("channel", sorted(PLANTS))
