@@ -23,7 +23,7 @@ from intercode_agents.datasets import Task
 from intercode_agents.datasets.sources import TaskSource
 from intercode_agents.datasets.task import TaskDetails
 from intercode_agents.envs.base import ActionResult, Env
-from intercode_agents.envs.sql.gold import SCORE_ROW_CAP, gold_outcome
+from intercode_agents.envs.sql.gold import GOLD_HELPERS, SCORE_ROW_CAP, gold_outcome
 from intercode_agents.envs.sql.guard import sql_refusal
 from intercode_agents.envs.sql.isolation import isolation_refusal
 from intercode_agents.envs.sql.reward import AGENT_PARTS, SqlOutcome, sql_reward
@@ -103,6 +103,15 @@ class SqlEnv(Env):
             raise failed[0]
         assert isinstance(agents, SqlServer) and isinstance(gold, SqlServer)
         self.server, self.gold_server = agents, gold
+        # The env's own helper and the gold server's start with the env, not in its first episode.
+        client, warmed = await asyncio.gather(
+            agents.client(), gold.warm(GOLD_HELPERS), return_exceptions=True
+        )
+        if isinstance(client, SqlClient):
+            self.client = client  # (closed with the env, whatever else failed)
+        for outcome in (client, warmed):
+            if isinstance(outcome, BaseException):
+                raise outcome
 
     async def _client(self) -> SqlClient:
         if self.client is None:

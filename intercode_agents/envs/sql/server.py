@@ -89,6 +89,23 @@ class SqlServer:
                 self._idle.append(client)
                 self._returned.notify()
 
+    async def warm(self, limit: int) -> None:
+        """Start the clients ``borrow(limit)`` may lend, all at once, so that its first borrowers
+        need not wait for a helper to start (and the first failure to start one is raised here)."""
+        async with self._returned:
+            missing = max(0, limit - self._clients)
+            self._clients += missing
+        made = await asyncio.gather(*(self.client() for _ in range(missing)), return_exceptions=True)
+        async with self._returned:
+            for client in made:
+                if isinstance(client, SqlClient):
+                    self._idle.append(client)
+                else:
+                    self._clients -= 1
+            self._returned.notify_all()
+        if failed := [e for e in made if isinstance(e, BaseException)]:
+            raise failed[0]
+
     async def close(self) -> None:
         clients, self._idle = self._idle, []
         for client in clients:

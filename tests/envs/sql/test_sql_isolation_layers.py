@@ -91,7 +91,7 @@ async def test_a_stuck_helper_is_replaced_and_its_statement_killed() -> None:
     it, and the new helper clears the account before it answers."""
     statement, marker = marked(ENDLESS)
     async with make_env("sql") as env:
-        assert isinstance(env, SqlEnv) and env.client is None
+        assert isinstance(env, SqlEnv) and env.client is not None  # its helper starts with the env
         await env.reset(task_id="sql/spider/0")
         assert env.client is not None and env.client.session is not None
         request = {"op": "query", "sql": statement, "timeout": 600, "max_rows": 10, "db": env.db}
