@@ -23,10 +23,11 @@ Two readers give the answer: the engine's host reads ``/proc/<pid>/status`` of t
 
 from __future__ import annotations
 
+import re
 import signal
 from dataclasses import dataclass
 
-from intercode_agents.sandbox.signals import Proc, processes_of
+from intercode_agents.sandbox.signals import Proc, start_time
 
 # Signals whose default action stops nothing or nobody: a pending one is no death sentence.
 _HARMLESS = (
@@ -42,13 +43,14 @@ _HARMLESS = (
 #: Bit n-1 for each signal n whose default action ends the process.
 FATAL_MASK = ((1 << 64) - 1) & ~sum(1 << (int(s) - 1) for s in _HARMLESS)
 KILL_BIT = 1 << (int(signal.SIGKILL) - 1)
+_FIELDS = re.compile(r"^(State|SigPnd|ShdPnd|SigIgn|SigCgt):\s*(\S+)", re.MULTILINE)
 
 
 def doomed(status: str) -> bool:
     """Whether the process described by ``status`` (the text of ``/proc/<pid>/status``; empty when
     it is gone) is gone, dead, or about to die of a pending signal."""
-    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-    state = fields.get("State", "").strip()
+    fields = dict(_FIELDS.findall(status))
+    state = fields.get("State", "")
     if not state or state[0] in "ZX":
         return True
     try:
@@ -86,14 +88,16 @@ class MainProcess:
         """The host's verdict (False when this host cannot see the process)."""
         if self.host is None:
             return False
+        proc = f"/proc/{self.host.host_pid}"
         try:
-            with open(f"/proc/{self.host.host_pid}/status", encoding="utf-8", errors="replace") as fh:
+            with open(f"{proc}/status", encoding="utf-8", errors="replace") as fh:
                 status = fh.read()
+            with open(f"{proc}/stat", encoding="utf-8", errors="replace") as fh:
+                stat_line = fh.read()  # (read after the status: the PID still names the process)
         except OSError:
-            status = ""
-        same = processes_of([self.host.host_pid])  # (read after the status: the PID still names it)
-        if not same or same[0].start != self.host.start:
-            return True  # gone (its PID may even name another process now)
+            return True  # gone
+        if start_time(stat_line) != self.host.start:
+            return True  # gone, and its PID names another process now
         return doomed(status)
 
 

@@ -178,6 +178,11 @@ def _read(host_pid: int) -> Proc | None:
     return Proc(host_pid, int(nspid[-1]), int(fields[1]), int(fields[19]), fields[0])
 
 
+def start_time(stat_line: str) -> int:
+    """A process's start time (clock ticks after boot) from the text of its ``/proc/<pid>/stat``."""
+    return int(stat_line[stat_line.rindex(")") + 2 :].split()[19])
+
+
 def processes_of(host_pids: Iterable[int]) -> list[Proc]:
     """The processes with these host PIDs that still exist."""
     return [p for p in (_read(pid) for pid in host_pids) if p is not None]
