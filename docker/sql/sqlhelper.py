@@ -18,10 +18,13 @@ Ops (every request may carry "id", echoed back):
   {"op": "reset", "db"?}                             -> a new main connection (pristine session state),
                                                         the account's other threads gone, then "use"
   {"op": "query", "sql", "timeout", "max_rows",      -> {"ok", "columns", "rows", "rowcount", "truncated",
-   "db"?, "fresh"?}                                      "error", "errno", "timed_out", "db", "stuck"?}
+   "db"?, "fresh"?, "reset"?}                            "error", "errno", "timed_out", "db", "stuck"?,
+                                                         "reset_failed"?}
        "db": the database the statement expects (selected first when the session has another one, as
-       after a restart); "fresh": true runs it on a new connection. "stuck": the helper could not
-       confirm that the statement is gone from the server (its caller must clear the account).
+       after a restart); "fresh": true runs it on a new connection; "reset": true does a "reset" to
+       "db" first (an episode's first statement: one request instead of two), and when that fails
+       answers as "reset" would, with "reset_failed". "stuck": the helper could not confirm that the
+       statement is gone from the server (its caller must clear the account).
   {"op": "ping"} -> {"ok": true}
 """
 
@@ -344,6 +347,10 @@ class SqlSession:
             "errno": None,
             "timed_out": False,
         }
+        if req.get("reset"):  # an episode's first statement: its reset first, in the same request
+            reset = self.op_reset({"db": want_db})
+            if not reset.get("ok"):
+                return {**result, **reset, "ok": False, "reset_failed": True, "db": self.db}
         if not sql:
             return {**result, "ok": False, "error": "empty SQL statement", "db": self.db}
         try:

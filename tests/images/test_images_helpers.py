@@ -307,3 +307,14 @@ def test_sql_helper_says_when_the_server_never_comes() -> None:
     message = json.loads(line)
     assert message["ready"] is False
     assert "did not accept a connection for 'agent'" in message["error"]
+
+
+def test_sql_reset_travels_with_an_episodes_first_statement(sql: Helper) -> None:
+    sql(op="query", sql="SET @left_behind = 1")
+    (before,) = sql(op="query", sql="SELECT CONNECTION_ID(), @left_behind")["rows"]
+    first = sql(op="query", sql="SELECT CONNECTION_ID(), @left_behind, DATABASE()", reset=True, db="pets_1")
+    (after,) = first["rows"]
+    assert after[0] != before[0] and after[1:] == [None, "pets_1"] and first["db"] == "pets_1"
+    bad = sql(op="query", sql="SELECT 1", reset=True, db="no_such_db")
+    assert bad["ok"] is False and bad["reset_failed"] is True, bad
+    assert bad["error"] == "Unknown database 'no_such_db'" and bad["rows"] == []

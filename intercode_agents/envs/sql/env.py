@@ -5,7 +5,8 @@ for the gold queries (:mod:`~intercode_agents.envs.sql.server`); the agent reach
 through an in-container JSON-lines helper (a unix-socket client), never through a port. Each env
 has its own helper with an account of its own (the read-only role, nothing else), created when the
 env first needs it and dropped at close, so episodes of other envs are out of its sight and reach.
-Every episode starts on a new connection, after every other thread of the account is gone.
+Every episode's statements run on a new connection, opened after every other thread of the account is
+gone (by the request of its first statement).
 
 An action first passes the isolation policy (:mod:`intercode_agents.envs.sql.isolation`), which
 refuses what privileges cannot stop (locks, counters, status, locking reads, SET, PREPARE, ...);
@@ -28,9 +29,11 @@ from intercode_agents.envs.sql.guard import sql_refusal
 from intercode_agents.envs.sql.isolation import isolation_refusal
 from intercode_agents.envs.sql.reward import AGENT_PARTS, SqlOutcome, sql_reward
 from intercode_agents.envs.sql.server import SqlClient, SqlServer, close_server, open_server
-from intercode_agents.errors import DatasetError, SessionDied
+from intercode_agents.errors import DatasetError, IntercodeError
 from intercode_agents.images import image_ref
 from intercode_agents.reward import RewardResult
+
+RESET_TIMEOUT_S = 30  # what opening an episode's session may add to its first statement's deadline
 
 
 def render_rows(rows: list[list[Any]], limit: int) -> str:
@@ -79,6 +82,7 @@ class SqlEnv(Env):
         self.db: str | None = None  # the episode's current database, as the helper last reported it
         self._last: SqlOutcome = SqlOutcome(rows=None, error="no query was run")
         self._gold_run: tuple[Task, asyncio.Task[SqlOutcome]] | None = None  # started at reset
+        self._reset_pending = False  # the episode's first statement opens its session
 
     @property
     def last_rows(self) -> list[tuple[Any, ...]] | None:
@@ -130,12 +134,11 @@ class SqlEnv(Env):
         return None
 
     async def _prepare(self, task: Task) -> None:
-        client = await self._client()
-        db = task.meta.get("db")
-        reply = await client.request({"op": "reset", "db": db}, timeout=30)
-        if not reply.get("ok"):
-            raise SessionDied(f"cannot open a session on database {db!r}: {reply.get('error')}")
-        self.db = reply.get("db")
+        await self._client()
+        # The episode's session (a new connection, the account's other threads gone, the task's
+        # database) is opened by the helper before the episode's first statement, in its request.
+        self.db = task.meta.get("db")
+        self._reset_pending = True
         self._last = SqlOutcome(rows=None, error="no query was run")
         # The gold's answer is computed on its own server while the agent works (scoring needs it).
         await self._forget_gold_run()
@@ -148,8 +151,12 @@ class SqlEnv(Env):
             self._last = SqlOutcome(rows=None, error=f"refused: {reason}")
             return ActionResult(f"Error: refused: {reason}", exit_code=1, errored=True)
         client = await self._client()  # tool mode: a live read-only server, no database selected
+        reset, self._reset_pending = self._reset_pending, False  # (a helper that fails starts anew)
         request = {"op": "query", "sql": action, "timeout": self.action_timeout, "max_rows": SCORE_ROW_CAP}
-        reply = await client.request(request | {"db": self.db}, timeout=self.action_timeout)
+        request |= {"db": self.db, "reset": reset}
+        reply = await client.request(request, timeout=self.action_timeout + RESET_TIMEOUT_S * reset)
+        if reply.get("reset_failed"):  # the harness's fault, not the agent's: the episode ends in error
+            raise IntercodeError(f"cannot open a session on database {self.db!r}: {reply.get('error')}")
         if "db" in reply:  # a restarted helper's reply has none: the next request restores it
             self.db = reply["db"]
         if not reply.get("ok"):

@@ -10,9 +10,13 @@ import secrets
 import subprocess
 from typing import Any
 
+import pytest
+
+from intercode_agents.datasets import get_task
 from intercode_agents.envs import make_env
 from intercode_agents.envs.sql.env import SqlEnv
 from intercode_agents.envs.sql.gold import clear_gold_cache
+from intercode_agents.errors import IntercodeError, SessionDied
 from tests.sql_server_view import admin_sql, threads_running, wait_running
 
 SLOW = "SELECT count(*) FROM world_1.city a, world_1.countrylanguage b WHERE a.Population > b.Percentage"
@@ -158,3 +162,15 @@ async def test_unencodable_text_never_raises_on_the_helper_path() -> None:
         result = await env._execute("SELECT '\udfff'")  # past validate_action: the policy refuses it
         assert result.errored and "not valid Unicode" in result.observation
         assert (await raw(env, "SELECT 2"))["rows"] == [[2]]
+
+
+async def test_an_episode_whose_database_is_missing_ends_in_error_not_as_the_agents_fault() -> None:
+    task = get_task("sql/spider/0")
+    missing = task.model_copy(update={"meta": {**task.meta, "db": "no_such_db"}})
+    async with make_env("sql") as env:
+        await env.reset(task=missing)
+        with pytest.raises(IntercodeError, match="cannot open a session on database 'no_such_db'") as err:
+            await env.step("SELECT 1")
+        assert not isinstance(err.value, SessionDied) and env.sandbox_lost is None
+        await env.reset(task_id="sql/spider/0")  # the next episode opens its session as usual
+        assert (await env.step("SELECT DATABASE()")).observation == "[('poker_player',)]"
