@@ -1,0 +1,1 @@
+"""Tests of intercode_agents.datasets."""
