@@ -35,6 +35,7 @@ from typing import TypeVar
 
 from intercode_agents.sandbox.container_fs import ContainerFiles, parse_mountinfo
 from intercode_agents.sandbox.contract import HostUnreadable, Proc
+from intercode_agents.sandbox.signals import start_time
 
 T = TypeVar("T")
 _CLONE_NEWUTS = 0x04000000
@@ -93,8 +94,7 @@ def _read(path: str) -> str:
 
 
 def _same_process(proc: Proc) -> None:
-    fields = _read(f"/proc/{proc.host_pid}/stat").rsplit(")", 1)[1].split()
-    if int(fields[19]) != proc.start:
+    if start_time(_read(f"/proc/{proc.host_pid}/stat")) != proc.start:
         raise HostUnreadable(f"process {proc.host_pid} is no longer the sandbox's")
 
 
