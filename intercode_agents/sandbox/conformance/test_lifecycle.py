@@ -42,6 +42,8 @@ async def test_container_carries_isolation_defaults_and_labels(bash_image, backe
         assert bin(bounding).count("1") == len(sb.config.cap_add), hex(bounding)
         assert host["Init"] is True
         assert not host.get("PortBindings")
+        # The engine keeps no copy of the sandbox's output: no log file outside the disk cap.
+        assert host["LogConfig"]["Type"] == "none", host["LogConfig"]
         labels = info["Config"]["Labels"]
         assert labels["intercode-agents"] == "1" and labels["intercode-agents.run"] == RUN_ID
 

@@ -9,8 +9,13 @@ from intercode_agents.sandbox.contract import CreateRequest
 
 def container_body(request: CreateRequest) -> dict[str, Any]:
     """Isolation on by default: no network, memory without swap, a pids limit, CPU shares, every
-    capability dropped but a few root needs for its own files, no-new-privileges, an init, and no
-    published port."""
+    capability dropped but a few root needs for its own files, no-new-privileges, an init, no
+    published port, and no container log.
+
+    The engine keeps no log of a sandbox's output: sessions started through the launcher write to
+    the main process's stream, which the harness reads by its attach, and a log driver would copy
+    every byte of it again (dockerd encodes each line and appends it to a file on the engine's disk,
+    outside the sandbox's disk cap, with no size limit by default)."""
     config = request.config
     mem = config.memory_bytes
     host: dict[str, Any] = {
@@ -26,6 +31,7 @@ def container_body(request: CreateRequest) -> dict[str, Any]:
         "PortBindings": {},
         "PublishAllPorts": False,
         "ReadonlyRootfs": config.read_only,
+        "LogConfig": {"Type": "none", "Config": {}},
     }
     if config.nano_cpus:
         host["NanoCpus"] = config.nano_cpus
