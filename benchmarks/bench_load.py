@@ -7,6 +7,10 @@ action + submit, on the project's own tasks), the way a user's script would. It 
 the wall time, episodes per second, the harness's peak RSS (``ru_maxrss``, for the whole process so
 far) and how many containers were left behind (always 0). On a 2-core machine the figures are bound
 by the engine's CPU (container starts), not by Python.
+
+The RSS depends on what is installed beside the project: the Bash reward's scikit-learn imports
+pandas whenever pandas can be imported, and the RL extras (skyrl, trl) install it. The last line
+names the large optional libraries this process ended up importing, so a figure is read with them.
 """
 
 from __future__ import annotations
@@ -15,12 +19,15 @@ import argparse
 import asyncio
 import resource
 import subprocess
+import sys
 import time
 
 from intercode_agents import make_env
 from intercode_agents.datasets import select_tasks
 from intercode_agents.sandbox import RUN_ID, close_docker_client
 
+# Imported only because an optional extra installed them (pandas: by scikit-learn, when present).
+OPTIONAL_HEAVY = ("pandas", "torch", "transformers", "ray", "inspect_ai")
 ACTIONS = {"bash": None, "sql": None, "python": "print(1)", "ctf": "ls"}  # None: the task's gold
 SUBMIT = {"bash": "submit", "sql": "submit", "python": "submit f", "ctf": "submit picoCTF{guess}"}
 
@@ -51,6 +58,8 @@ async def main(episodes: int, envs: list[str]) -> None:
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"{name:<7} {episodes:>8} {wall:>8.1f} {episodes / wall:>10.2f} {rss:>12.0f} {leftovers():>5}")
     await close_docker_client()
+    optional = [m for m in OPTIONAL_HEAVY if m in sys.modules]
+    print(f"large optional libraries imported: {', '.join(optional) or 'none'}")
 
 
 if __name__ == "__main__":

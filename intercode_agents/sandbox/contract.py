@@ -64,6 +64,9 @@ class ImageInfo:
     command: tuple[str, ...] | None = None
     entrypoint: tuple[str, ...] | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
+    # The paths the image declares as volumes (Dockerfile VOLUME): the engine mounts a volume of its
+    # own at each, outside the container's writable layer.
+    volumes: tuple[str, ...] = ()
 
     @property
     def idles(self) -> bool:

@@ -98,6 +98,7 @@ class Sandbox:
             self.backend = self._placement.choose()
         backend = self.backend
         info = await _image_info(backend, self.image)
+        _check_volumes(self.image, info, self.config)
         # When the image's command only keeps the container alive, the launcher takes its place.
         main_launcher = self.config.launcher and self.config.cmd is None and info.idles
         labels = {LABEL: "1", LABEL_RUN: RUN_ID, LABEL_PID: str(os.getpid()), **self.config.labels}
@@ -490,6 +491,20 @@ class Sandbox:
 
 
 _image_infos: dict[tuple[int, str], ImageInfo] = {}
+
+
+def _check_volumes(image: str, info: ImageInfo, config: SandboxConfig) -> None:
+    """Refuse an image that declares volumes when the sandbox has a disk cap. The engine mounts a
+    volume of its own at each declared path, on its disk but outside the container's writable layer:
+    neither the engine's quota nor the disk guard sees what is written there, and neither does the
+    writable layer's change list."""
+    if info.volumes and config.disk_limit_bytes:
+        paths = ", ".join(info.volumes)
+        raise ConfigError(
+            f"image {image!r} declares volumes ({paths}); what a sandbox writes there would bypass its "
+            f"disk cap ({config.disk_limit}) and its change list. Rebuild the image without VOLUME, "
+            "or create the sandbox with disk_limit=None to run it uncapped"
+        )
 
 
 async def _image_info(backend: Backend, image: str) -> ImageInfo:

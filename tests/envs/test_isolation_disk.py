@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from intercode_agents import make_env
 from intercode_agents.errors import ConfigError
-from intercode_agents.sandbox import Sandbox
+from intercode_agents.sandbox import RUN_ID, Sandbox
+from tests.docker_helpers import containers_of_run
 
 MiB = 1 << 20
 FLOOD = "i=0; while :; do head -c 20M /dev/zero > /tmp/f$i || break; i=$((i+1)); done; echo unreachable"
@@ -52,3 +55,38 @@ def test_a_bad_disk_limit_is_a_clear_error(bash_image):
         Sandbox(bash_image, disk_limit="lots")
     with pytest.raises(ConfigError, match="at least 1m"):
         Sandbox(bash_image, disk_limit=4096)
+
+
+@pytest.fixture(scope="module")
+def volume_image(bash_image: str) -> str:
+    """An image that declares a volume (as the official database images do)."""
+    tag = "intercode-agents-test/volume:latest"
+    dockerfile = f"FROM {bash_image}\nVOLUME /data\n"
+    subprocess.run(
+        ["docker", "build", "--network", "host", "-q", "-t", tag, "-"], input=dockerfile, text=True,
+        capture_output=True, check=True,
+    )  # fmt: skip
+    return tag
+
+
+async def test_an_image_volume_would_bypass_the_cap_so_it_is_refused(volume_image):
+    """A declared volume lives on the engine's disk outside the writable layer: 270 MB went into one
+    past a 100 MB cap, unseen by the disk guard and by the change list. So it is refused by name."""
+    before = set(containers_of_run(RUN_ID))
+    with pytest.raises(ConfigError, match=r"declares volumes \(/data\).*disk_limit=None"):
+        await Sandbox(volume_image, disk_limit="100m").start()
+    assert set(containers_of_run(RUN_ID)) <= before  # refused before anything was created
+    async with Sandbox(volume_image, disk_limit=None) as sb:  # the cap waived, explicitly
+        assert (await sb.exec("test -d /data && echo yes")).output == "yes\n"
+
+
+async def test_what_a_sandbox_prints_is_not_kept_on_the_engines_disk(bash_image):
+    """The engine keeps no log of a sandbox's output: 30 MB printed leave no file behind (Docker's
+    default log driver kept a copy of every byte, unbounded, outside the disk cap)."""
+    async with Sandbox(bash_image) as sb:
+        shell = await sb.shell()
+        r = await shell.run("head -c 30000000 /dev/zero | tr '\\0' x | fold -w 1000; echo done", timeout=60)
+        assert r.truncated
+        info = await sb.backend.inspect(sb.id)  # type: ignore[attr-defined]
+        assert info["HostConfig"]["LogConfig"]["Type"] == "none"
+        assert not info.get("LogPath"), info.get("LogPath")  # no log file at all

@@ -88,6 +88,7 @@ class DockerBackend(Backend):
             tuple(cmd) if cmd else None,
             tuple(entry) if entry else None,
             dict(config.get("Labels") or {}),
+            tuple(sorted(config.get("Volumes") or {})),
         )
 
     async def create(self, request: CreateRequest) -> str:
