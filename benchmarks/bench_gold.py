@@ -79,11 +79,19 @@ class Replay:
     solved: int
     harness_cpu: float
     cpu_with_servers: float | None
+    machine_cpu: float  # every process of the machine (the engine's and the shims' too)
     load: float
 
 
 def load() -> float:
     return os.getloadavg()[0]
+
+
+def machine_cpu_seconds() -> float:
+    """CPU seconds the whole machine has been busy (``/proc/stat``: all but idle and I/O wait)."""
+    with open("/proc/stat", encoding="ascii") as fh:
+        ticks = [int(x) for x in fh.readline().split()[1:]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def env_options(env: str) -> dict[str, Any]:
@@ -110,11 +118,13 @@ def cpu_seconds() -> tuple[float, dict[str, float]]:
 async def replay(envs: list[Env], tasks: list[Task]) -> Replay:
     """One gold replay of ``tasks`` on ``envs`` (one worker each)."""
     harness, containers = cpu_seconds()
+    machine = machine_cpu_seconds()
     started = time.perf_counter()
     trajs = await run_episodes(
         envs[0].name, [Episode(t) for t in tasks], GoldPlayer(), concurrency=len(envs), envs=envs
     )
     wall = time.perf_counter() - started
+    machine = machine_cpu_seconds() - machine
     harness_after, containers_after = cpu_seconds()
     kept = containers.keys() & containers_after.keys()
     with_servers = None
@@ -122,7 +132,8 @@ async def replay(envs: list[Env], tasks: list[Task]) -> Replay:
         used = harness_after - harness + sum(containers_after[c] - containers[c] for c in kept)
         with_servers = 1000 * used / len(trajs)
     own = 1000 * (harness_after - harness) / len(trajs)
-    return Replay(len(trajs) / wall, sum(t.solved for t in trajs), own, with_servers, load())
+    solved = sum(t.solved for t in trajs)
+    return Replay(len(trajs) / wall, solved, own, with_servers, 1000 * machine / len(trajs), load())
 
 
 async def throughput(env: str, tasks: list[Task], concurrency: int) -> dict[str, Replay]:
@@ -194,11 +205,12 @@ def print_results(
         print(line)
         loads = ", ".join(f"{r['cold'].load:.1f}" for r in rounds)
         print(f"      (load averages at the cold replays: {loads})")
-    if any(r["warm pools"].cpu_with_servers for rounds in ours.values() for r in rounds):
-        print("  CPU per episode of the warm-pools replay, the harness and the SQL servers (ms):")
-        for c, rounds in ours.items():
-            values = [r["warm pools"].cpu_with_servers for r in rounds if r["warm pools"].cpu_with_servers]
-            print(f"    c={c:<3} {statistics.median(values):8.2f}" if values else f"    c={c:<3} -")
+    print("  CPU ms per episode of the warm-pools replay: the harness and the SQL servers; the machine")
+    for c, rounds in ours.items():
+        values = [r["warm pools"].cpu_with_servers for r in rounds if r["warm pools"].cpu_with_servers]
+        servers = f"{statistics.median(values):8.2f}" if values else f"{'-':>8}"
+        machine = statistics.median(r["warm pools"].machine_cpu for r in rounds)
+        print(f"    c={c:<3} {servers} {machine:8.2f}")
 
 
 async def main(

@@ -4,12 +4,19 @@ A helper reads one JSON object per line on stdin and writes exactly one JSON obj
 stdout. The protocol keeps private copies of the original stdin/stdout file descriptors; fd 0 is
 pointed at /dev/null and fd 1 away from the protocol stream, so nothing a helper (or the code it
 runs) prints can corrupt the stream.
+
+With ``$INTERCODE_HELPER_SOCKET`` set, the helper also listens on a unix socket at that path and its
+ready line names it ("socket"). Whichever comes first then carries the rest: a connection (the
+harness reached the socket from the engine's host; the path is removed, and the helper exits at the
+end of that connection's input) or a request line on stdin (it could not; the socket is closed).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
+import socket
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +26,7 @@ Response = dict[str, Any]
 Handler = Callable[[Request], Response]
 
 MAX_TIMEOUT_S = 3600.0
+SOCKET_ENV = "INTERCODE_HELPER_SOCKET"
 
 
 class RequestError(Exception):
@@ -36,14 +44,46 @@ class Channel:
         os.close(devnull)
         os.dup2(stray_output_fd, 1)
         sys.stdin = open(os.devnull, encoding="utf-8")
+        self._conn: socket.socket | None = None
+        self._listener: socket.socket | None = None
+        self._path = os.environ.pop(SOCKET_ENV, "")  # (not handed down to what the helper runs)
+        if self._path:
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                listener.bind(self._path)
+                listener.listen(1)
+                self._listener = listener
+            except OSError:
+                listener.close()
+
+    def _choose(self) -> None:
+        """Wait for the harness's connection or its first request on stdin; keep what came."""
+        assert self._listener is not None
+        readable, _, _ = select.select([self._listener, self._in], [], [])
+        if self._listener in readable:
+            self._conn, _ = self._listener.accept()
+            self._in = self._conn.makefile("rb")
+        self._listener.close()
+        self._listener = None
+        try:
+            os.unlink(self._path)
+        except OSError:
+            pass
 
     def read_line(self) -> bytes | None:
         """The next request line, or None at end of input."""
+        if self._listener is not None:
+            self._choose()
         line = self._in.readline()
         return line if line else None
 
     def send(self, obj: Response) -> None:
+        if self._listener is not None and obj.get("ready"):
+            obj = {**obj, "socket": self._path}
         data = (json.dumps(obj, ensure_ascii=True, default=repr) + "\n").encode("ascii")
+        if self._conn is not None:
+            self._conn.sendall(data)
+            return
         view = memoryview(data)
         while view:
             view = view[os.write(self._out_fd, view) :]

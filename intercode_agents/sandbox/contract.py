@@ -19,8 +19,9 @@ the envs) is engine-neutral; a backend maps these calls onto its engine:
 
 A backend may also offer **fast paths** for one sandbox (:class:`HostAccess`, returned by
 :meth:`Backend.start`): reading the container's writable layer, process list and files from the
-engine's own host instead of through the engine or a script inside the sandbox. Only the local Docker
-backend has them; every answer they give is also given by the slow paths, and the conformance suite
+engine's own host instead of through the engine or a script inside the sandbox, and reaching a
+helper's unix socket in it (:meth:`HostAccess.connect_unix`). Only the local Docker backend has them;
+every answer they give is also given by the slow paths, and the conformance suite
 (:mod:`intercode_agents.sandbox.conformance`) checks both against each other and runs on every
 backend.
 
@@ -33,6 +34,7 @@ agent's command never is.
 
 from __future__ import annotations
 
+import socket
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -161,6 +163,12 @@ class HostAccess(ABC):
         :data:`~intercode_agents.sandbox.pristine.RUNTIME_SCRIPT` lists inside the sandbox), read
         from the host; ``harness`` are the container PIDs of the harness's long-lived processes."""
         raise HostUnreadable("this host cannot read the sandbox's runtime state")
+
+    def connect_unix(self, pid: int, path: str) -> socket.socket:
+        """A connected, non-blocking stream socket to the unix socket that the sandbox's process
+        ``pid`` (its PID in the sandbox) listens on at ``path`` (a path in the sandbox), checked to
+        be that process's: a byte stream between the harness and a helper with no engine between."""
+        raise HostUnreadable("this host cannot reach the sandbox's sockets")
 
     def kill_all(self) -> None:
         """Kill every process of the sandbox now, from the host (its removal follows): the

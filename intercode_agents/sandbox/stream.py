@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from intercode_agents.errors import SessionDied
 
 if TYPE_CHECKING:
-    from intercode_agents.sandbox.contract import Backend, Channel
+    from intercode_agents.sandbox.contract import Backend, Channel, HostAccess
 
 PID_PREAMBLE = ("/bin/sh", "-c", 'echo "$$"; exec "$@"', "sh")
 
@@ -181,6 +181,11 @@ class SessionHost(Protocol):
         one_off: bool = False,
     ) -> ProcessStream:
         """Start the session's process (``goodbye``: the input that makes it exit)."""
+        ...
+
+    @property
+    def host_access(self) -> HostAccess | None:
+        """The sandbox's fast paths from the engine's host (None: it has none)."""
         ...
 
     @property

@@ -140,7 +140,10 @@ class SqlClient:
             "INTERCODE_SQL_EXCLUSIVE": "1",
         }
         try:
-            self.session = await self.server.sandbox.json_session(HELPER, env=env, ready_timeout=90)
+            # (no agent's process runs in the server's sandbox: its helpers may answer on a socket)
+            self.session = await self.server.sandbox.json_session(
+                HELPER, env=env, ready_timeout=90, host_socket=True
+            )
         except BaseException:
             await self._drop()
             raise

@@ -11,10 +11,11 @@ process in the sandbox. Anything else (a remote engine, another storage driver, 
 from __future__ import annotations
 
 import contextlib
+import socket
 from collections.abc import Sequence
 from typing import Any
 
-from intercode_agents.sandbox import host_runtime, signals
+from intercode_agents.sandbox import host_runtime, host_sockets, signals
 from intercode_agents.sandbox.container_fs import ContainerFiles, Unreadable
 from intercode_agents.sandbox.contract import Change, HostAccess, HostUnreadable, Proc
 from intercode_agents.sandbox.disk_guard import upper_usage
@@ -71,6 +72,9 @@ class LocalHost(HostAccess):
 
     def processes(self) -> list[Proc]:
         return signals.processes_of(self.pids())
+
+    def connect_unix(self, pid: int, path: str) -> socket.socket:
+        return host_sockets.connect(self.processes(), pid, path)
 
     def runtime_listing(self, harness: Sequence[int]) -> str:
         if self.files is None:
