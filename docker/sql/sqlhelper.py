@@ -21,7 +21,9 @@ Ops (every request may carry "id", echoed back):
    "db"?, "fresh"?, "reset"?}                            "error", "errno", "timed_out", "db", "stuck"?,
                                                          "reset_failed"?}
        "db": the database the statement expects (selected first when the session has another one, as
-       after a restart); "fresh": true runs it on a new connection; "reset": true does a "reset" to
+       after a restart); "fresh": true runs it with the session state of a new connection (the
+       server resets the main connection's session: COM_RESET_CONNECTION; a new connection when
+       that fails); "reset": true does a "reset" to
        "db" first (an episode's first statement: one request instead of two), and when that fails
        answers as "reset" would, with "reset_failed". "stuck": the helper could not confirm that the
        statement is gone from the server (its caller must clear the account).
@@ -55,6 +57,7 @@ DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_ROWS = 1000
 GONE_WAIT_S = 10.0  # how long killed threads may take to leave the process list
 
+COM_RESET_CONNECTION = 0x1F  # (MariaDB 10.2.4 on; pymysql 1.0 has no name for it)
 ER_NO_SUCH_THREAD = 1094
 LOST_CONNECTION = frozenset({1927, 2006, 2013})  # killed, gone away, lost during the query
 # Privilege errors: table/column/database/routine access denied, "you need the X privilege".
@@ -283,6 +286,22 @@ class SqlSession:
         if self.db is not None:
             self.conn.select_db(self.db)
 
+    def _renew(self) -> None:
+        """The main connection's session as a new connection's: user and session variables,
+        temporary tables, prepared statements, locks and the transaction are reset by the server
+        (one round trip instead of a new connection and its login); no database is selected."""
+        if not self.broken:
+            try:
+                self.conn._execute_command(COM_RESET_CONNECTION, b"")
+                self.conn._read_ok_packet()
+                self.conn.autocommit(True)  # (the server's default; no round trip when it is on)
+                self.db = None
+                return
+            except pymysql.err.MySQLError:
+                pass
+        close_quietly(self.conn)
+        self.conn, self.db, self.broken = connect(), None, False
+
     def _select(self, db: str) -> Response | None:
         """Select ``db``; an error response when that fails."""
         try:
@@ -359,8 +378,7 @@ class SqlSession:
             error = f"the SQL is not valid Unicode: {exc.reason} at position {exc.start}"
             return {**result, "ok": False, "error": error, "db": self.db}
         if req.get("fresh"):
-            close_quietly(self.conn)
-            self.conn, self.db, self.broken = connect(), None, False
+            self._renew()
         elif self.broken:
             self._new_main()
         if isinstance(want_db, str) and want_db != self.db and (failed := self._select(want_db)):

@@ -318,3 +318,21 @@ def test_sql_reset_travels_with_an_episodes_first_statement(sql: Helper) -> None
     bad = sql(op="query", sql="SELECT 1", reset=True, db="no_such_db")
     assert bad["ok"] is False and bad["reset_failed"] is True, bad
     assert bad["error"] == "Unknown database 'no_such_db'" and bad["rows"] == []
+
+
+def test_sql_fresh_gives_a_new_connections_session_on_the_same_connection(sql: Helper) -> None:
+    """The gold's ``fresh``: the server resets the session (one round trip, no new login)."""
+    sql(op="query", sql="SET @left_behind = 1; SET SESSION sql_mode = 'ANSI_QUOTES'; SET NAMES latin1")
+    (before,) = sql(op="query", sql="SELECT CONNECTION_ID(), @left_behind, @@SESSION.sql_mode")["rows"]
+    (default_mode,) = sql(op="query", sql="SELECT @@GLOBAL.sql_mode")["rows"][0]
+    reply = sql(
+        op="query",
+        sql="SELECT CONNECTION_ID(), @left_behind, @@SESSION.sql_mode, DATABASE()",
+        fresh=True,
+        db="pets_1",
+    )
+    (after,) = reply["rows"]
+    assert before[1:] == [1, "ANSI_QUOTES"] and reply["db"] == "pets_1"
+    assert after == [before[0], None, default_mode, "pets_1"]  # the same connection, a new session
+    (charset,) = sql(op="query", sql="SELECT @@SESSION.character_set_client")["rows"][0]
+    assert charset == "utf8mb4"  # the client's character set is the connection's again

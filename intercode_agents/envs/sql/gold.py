@@ -1,9 +1,11 @@
-"""Gold queries of the SQL env: run on the gold server only, on a fresh connection, cached per process.
+"""Gold queries of the SQL env: run on the gold server only, in a fresh session, cached per process.
 
 The gold server is a MariaDB of the same image that no agent's statement ever reaches, so a gold
 result is the pristine database's answer: no agent can see the gold's statement, kill it, lock
 against it or load its server. A few helpers of its own (each with its own account) serve every env
-of the event loop; each gold query starts on a new connection with the task's database selected.
+of the event loop; each gold query starts in a new connection's session state (the server resets the
+helper's connection: COM_RESET_CONNECTION, which forgets variables, settings, temporary tables and
+locks without a new login) with the task's database selected.
 
 What is cached (per process, keyed by the gold server's image ID, the database and the gold text) is
 only what the data decide: the gold's rows, an error the server reports for the query itself (a
