@@ -1,5 +1,5 @@
-"""The layer contract of pyproject.toml holds, it covers every package folder, and the package
-type-checks.
+"""The layer contract of pyproject.toml holds, it covers every package folder, the package
+type-checks, and the code is ruff clean (lint and format).
 
 docs/ARCHITECTURE.md draws the layers; import-linter (``lint-imports``) checks that no module imports
 a layer above its own (function-local imports included) and that no package imports another in a
@@ -41,6 +41,13 @@ def test_the_package_type_checks() -> None:
         timeout=600,
     )
     assert done.returncode == 0, done.stdout[-8000:] + done.stderr[-2000:]
+
+
+def test_the_code_is_ruff_clean() -> None:
+    ruff = Path(sys.executable).with_name("ruff")  # a test dependency
+    for argv in (["check", "."], ["format", "--check", "."]):
+        done = subprocess.run([str(ruff), *argv], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
 
 
 def test_every_package_folder_and_top_module_has_a_layer() -> None:

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 GiB = 1 << 30
 POLL_S = 0.5  # between measurements of the upper directory (slower when a walk takes long)
 ENGINE_POLL_S = 2.0  # between the Engine API's size reports (each walks the layer in the engine)
+SETTLE_S, SETTLE_TRIES = 0.1, 30  # after a stop: measured again until the usage holds still
 
 
 def upper_usage(upper: str) -> int:
@@ -117,6 +118,11 @@ class DiskGuard:
         notice, self._notice = self._notice, None
         return notice
 
+    async def quiet(self) -> None:
+        """Return once no measurement or stop is under way."""
+        async with self._lock:
+            pass
+
     async def check(self) -> bool:
         """Measure now; stop the sandbox if it is over its cap and still growing. True if stopped."""
         async with self._lock:
@@ -133,8 +139,22 @@ class DiskGuard:
         )
         self.stops += 1
         await self._stop_all()
-        self._stopped_at = await self._measure()
+        self._stopped_at = await self._settled()
         return True
+
+    async def _settled(self) -> int:
+        """The usage once two measurements a moment apart agree (a few seconds at most): what a
+        killed writer had in flight can still land after its signal, and is not the agent's next
+        write. (CI once saw a flood grow past the measurement taken just after the stop; the next
+        command was stopped again for it.)"""
+        last = await self._measure()
+        for _ in range(SETTLE_TRIES):
+            await asyncio.sleep(SETTLE_S)
+            now = await self._measure()
+            if now == last:
+                break
+            last = now
+        return last
 
     async def _watch(self) -> None:
         while True:

@@ -3,10 +3,10 @@
 A byte over an engine's exec stream passes through the engine and the container's shim both ways.
 On a 2-core machine a request and its answer cost about 0.75 ms of CPU that way against 0.13 ms
 over a unix socket, one request at a time to an echo helper; with 8 SQL helpers busy at once
-(``SELECT 1``, ``benchmarks/bench_sql_requests.py``), 0.55-0.7 ms against 0.3 ms. So where the sandbox's processes are
-this host's (the local engine's fast paths), a helper that is asked to listens on a unix socket in
-the sandbox, and the harness connects to it through the helper's own root,
-``/proc/<host pid>/root``.
+(``SELECT 1``, ``benchmarks/bench_sql_requests.py``), 0.55-0.7 ms against 0.3 ms. So where the
+sandbox's processes are this host's (the local engine's fast paths), a helper that is asked to
+listens on a unix socket in the sandbox, and the harness connects to it through the helper's own
+root, ``/proc/<host pid>/root``.
 
 A path inside the sandbox resolves through whatever the sandbox put there: an absolute symbolic
 link on the way would be followed on this host. So the connection is only kept when the process

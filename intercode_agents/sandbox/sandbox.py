@@ -216,8 +216,10 @@ class Sandbox:
         """Start a process: through the launcher when it is free (``goodbye`` is the input that makes
         the program exit), else by a docker exec of its own (it exits at end of input). A
         ``one_off`` process gets no input and has its errors folded into its output."""
-        if self.disk_guard is not None and not self.disk_guard.watching:
-            self.disk_guard.start()  # (nothing could write before a process ran)
+        if self.disk_guard is not None:
+            if not self.disk_guard.watching:
+                self.disk_guard.start()  # (nothing could write before a process ran)
+            await self.disk_guard.quiet()  # (a stop under way would kill what starts meanwhile)
         if self._launcher is not None and self._launcher.idle and user is None:
             return await self._launcher.spawn(
                 argv, workdir=workdir, env=env, goodbye=goodbye, one_off=one_off

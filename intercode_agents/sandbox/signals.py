@@ -24,6 +24,9 @@ from intercode_agents.sandbox.stream import ProcessStream
 _HZ = os.sysconf("SC_CLK_TCK")
 # Seconds between tries of a helper the sandbox's full process table keeps from starting (~8 s).
 HELPER_RETRY_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.5, 2.0, 2.0)
+# Listings a SIGKILL takes at most: a process that forks between a listing and its signal leaves a
+# child the next listing finds (within ``since``'s window; a tree's orphans go to the init).
+KILL_ROUNDS = 20
 
 # Signals a process tree inside the container or, given the moment a command started, every process
 # started since then instead: a command's `setsid`, `nohup` and double-forked children leave its tree
@@ -49,13 +52,6 @@ elif [ "$since" != -1 ]; then
   existed=" $(printf '%s' "${since#*:}" | tr ',' ' ') "
   since=$(( ${since%%:*} * hz / 100 ))
 fi
-procs=""; sent=""
-for f in /proc/[0-9]*/stat; do
-  IFS= read -r line < "$f" 2>/dev/null || continue
-  pid=${line%% *}; rest=${line##*) }
-  set -- $rest
-  procs="$procs $pid:$2:${20}"
-done
 below() {  # the PIDs in $1 and all their descendants
   found=" $1 "; changed=1
   while [ "$changed" = 1 ]; do
@@ -68,6 +64,16 @@ below() {  # the PIDs in $1 and all their descendants
   done
   printf '%s' "$found"
 }
+round=0
+while [ "$round" -lt 20 ]; do  # KILL: again while a round finds one (forked after it was listed)
+round=$((round + 1))
+procs=""; sent=""
+for f in /proc/[0-9]*/stat; do
+  IFS= read -r line < "$f" 2>/dev/null || continue
+  pid=${line%% *}; rest=${line##*) }
+  set -- $rest
+  procs="$procs $pid:$2:${20}"
+done
 spared=$(below "$keep")
 tree=$(below "$root")
 for p in $procs; do
@@ -88,7 +94,7 @@ for p in $procs; do
 done
 # A killed process ends when it next runs: wait (a second at most) until each is gone or a zombie,
 # so that nothing the command started still runs when the caller goes on.
-[ "$sig" = KILL ] || exit 0
+[ "$sig" = KILL ] && [ -n "$sent" ] || exit 0
 tries=0
 while [ -n "$sent" ] && [ "$tries" -lt 100 ]; do
   left=""
@@ -99,6 +105,7 @@ while [ -n "$sent" ] && [ "$tries" -lt 100 ]; do
   done
   sent=$left; tries=$((tries + 1))
   [ -n "$sent" ] && sleep 0.01
+done
 done
 exit 0
 """
@@ -120,20 +127,23 @@ async def signal_processes(
     launcher's PID or 0): from the engine's host where ``host`` can list them, else by the script."""
     if host is not None:
         try:
-            procs = host.processes()
+            # A process can fork between the listing and its signal; with SIGKILL the listing is
+            # read again, and what a round finds is signalled, until a round finds nothing.
+            for _ in range(KILL_ROUNDS if sig == "KILL" else 1):
+                chosen = victims(
+                    host.processes(),
+                    root=int(root),
+                    include_root=include_root,
+                    since=since,
+                    alone=[alone],
+                    sessions=sessions,
+                )
+                if not chosen:
+                    break
+                await send(chosen, sig)
+            return
         except HostUnreadable:
             pass
-        else:
-            chosen = victims(
-                procs,
-                root=int(root),
-                include_root=include_root,
-                since=since,
-                alone=[alone],
-                sessions=sessions,
-            )
-            await send(chosen, sig)
-            return
     argv = ["/bin/sh", "-c", KILL_TREE, "kill-tree", root, sig, "1" if include_root else "0"]
     argv += ["-1" if since is None else since, str(alone), *map(str, sessions)]
     proc = await start_helper(backend, sandbox_id, argv)

@@ -3,10 +3,12 @@ writing into a sandbox's streams never break it."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 
 import pytest
 
+from intercode_agents.errors import SessionDied
 from intercode_agents.sandbox import Sandbox
 from intercode_agents.sandbox.conformance.fixtures import SLEEPER
 
@@ -18,6 +20,7 @@ ESCAPES = {
     "double fork": f"( ( sh -c '{BUSY}' & ) & ); sleep 100",
     "a daemon that ignores SIGINT": f"(trap '' INT; setsid sh -c 'trap \"\" INT; {BUSY}' &); sleep 100",
 }
+FORKER = "sh -c 'while :; do (sleep 4242 &); sleep 0.005; done'"  # children, each left to the init
 LIST = "pgrep -fc 'whil[e] :' || true"  # (the pattern never matches its own command line)
 
 
@@ -34,6 +37,25 @@ async def test_a_timeout_ends_everything_the_command_started(bash_image, backend
             assert (await shell.run(LIST)).output.strip() == "0"
             assert "sleep 500" in (await shell.run("ps -eo args=")).output
             assert (await shell.run("echo still here")).output == "still here\n"
+
+
+@pytest.mark.parametrize("where", ["from the host", "from inside"])
+async def test_stopping_everything_leaves_no_child_of_a_process_forking_without_pause(
+    bash_image, backend, where
+):
+    """A child forked between the listing of the processes and their signal is not on that list (the
+    disk cap's stop met it): the kill lists them again until none is left."""
+    async with Sandbox(bash_image, backend=backend) as sb:
+        with sb.slow_paths() if where == "from inside" else contextlib.nullcontext():
+            for _ in range(5):
+                shell = await sb.shell()
+                forker = asyncio.create_task(shell.run(FORKER, timeout=30))
+                await asyncio.sleep(0.3)
+                await sb.stop_everything()
+                with contextlib.suppress(SessionDied):
+                    await forker
+                left = await sb.exec("pgrep -c 'slee[p] 4242' || true")
+                assert left.output.strip() == "0"
 
 
 async def test_a_one_off_command_past_its_deadline_leaves_nothing_running(bash_image, backend):
