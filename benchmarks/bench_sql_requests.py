@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 from typing import Any
+
+from bench_gold import machine_cpu_seconds
 
 from intercode_agents.envs.sql.server import SqlClient, close_server, open_server
 from intercode_agents.images import image_ref
@@ -36,13 +37,6 @@ VARIANTS: dict[str, tuple[bool, dict[str, Any]]] = {  # name: (through the socke
 }
 
 
-def machine_ms() -> float:
-    """Milliseconds the machine's CPUs have been busy (all but idle and I/O wait)."""
-    with open("/proc/stat", encoding="ascii") as fh:
-        ticks = [int(x) for x in fh.readline().split()[1:]]
-    return (sum(ticks) - ticks[3] - ticks[4]) * 1000 / os.sysconf("SC_CLK_TCK")
-
-
 async def burst(clients: list[SqlClient], requests: int, extra: dict[str, Any]) -> float:
     """Machine CPU microseconds per request while every client sends ``requests`` at once."""
 
@@ -52,9 +46,9 @@ async def burst(clients: list[SqlClient], requests: int, extra: dict[str, Any]) 
             if not reply.get("ok"):
                 raise RuntimeError(f"the helper failed: {reply.get('error')}")
 
-    before = machine_ms()
+    before = machine_cpu_seconds()
     await asyncio.gather(*(run(c) for c in clients))
-    return (machine_ms() - before) * 1000 / (requests * len(clients))
+    return (machine_cpu_seconds() - before) * 1e6 / (requests * len(clients))
 
 
 async def main(n_clients: int, requests: int, rounds: int) -> None:
