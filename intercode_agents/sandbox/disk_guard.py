@@ -118,11 +118,6 @@ class DiskGuard:
         notice, self._notice = self._notice, None
         return notice
 
-    async def quiet(self) -> None:
-        """Return once no measurement or stop is under way."""
-        async with self._lock:
-            pass
-
     async def check(self) -> bool:
         """Measure now; stop the sandbox if it is over its cap and still growing. True if stopped."""
         async with self._lock:

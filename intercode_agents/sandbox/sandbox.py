@@ -82,6 +82,8 @@ class Sandbox:
         self._launcher: Launcher | None = None  # starts sessions without a docker exec each
         self._main: MainProcess | None = None  # the process whose death stops the container, if known
         self.disk_guard: DiskGuard | None = None  # when the engine cannot cap the writable layer
+        self._not_stopping = asyncio.Event()  # clear while stop_everything runs
+        self._not_stopping.set()
         self.untrusted = False  # lent to untrusted code (an agent): never lent again, never runs a gold
         self.forensics = Forensics(self)  # the reading side: changes, path states, the fingerprint
         self.running = False
@@ -216,10 +218,9 @@ class Sandbox:
         """Start a process: through the launcher when it is free (``goodbye`` is the input that makes
         the program exit), else by a docker exec of its own (it exits at end of input). A
         ``one_off`` process gets no input and has its errors folded into its output."""
-        if self.disk_guard is not None:
-            if not self.disk_guard.watching:
-                self.disk_guard.start()  # (nothing could write before a process ran)
-            await self.disk_guard.quiet()  # (a stop under way would kill what starts meanwhile)
+        if self.disk_guard is not None and not self.disk_guard.watching:
+            self.disk_guard.start()  # (nothing could write before a process ran)
+        await self._not_stopping.wait()  # (a stop under way would kill what starts meanwhile)
         if self._launcher is not None and self._launcher.idle and user is None:
             return await self._launcher.spawn(
                 argv, workdir=workdir, env=env, goodbye=goodbye, one_off=one_off
@@ -321,8 +322,13 @@ class Sandbox:
         await self._signal(str(pid), sig, include_root=include_root, since=since, sessions=others)
 
     async def stop_everything(self) -> None:
-        """Kill every process in the sandbox but its init and the launcher (sessions included)."""
-        await self._signal("0", "KILL", include_root=False, since="0:", sessions=[])
+        """Kill every process in the sandbox but its init and the launcher (sessions included). No
+        process starts until it is done: its next listing would find it, maybe half started."""
+        self._not_stopping.clear()
+        try:
+            await self._signal("0", "KILL", include_root=False, since="0:", sessions=[])
+        finally:
+            self._not_stopping.set()
 
     async def _signal(
         self, root: str, sig: str, *, include_root: bool, since: str | None, sessions: list[int]
