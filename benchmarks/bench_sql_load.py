@@ -72,7 +72,8 @@ async def round_of(n: int, tasks: list[Task]) -> tuple[float, int, dict[str, str
     run = asyncio.ensure_future(
         asyncio.gather(*(one(tasks[i % len(tasks)], arrived, measured) for i in range(n)))
     )
-    await asyncio.wait_for(arrived.wait(), timeout=600)
+    async with asyncio.timeout(600):
+        await arrived.wait()
     paused = time.perf_counter()
     seen = {
         purpose: await asyncio.to_thread(usage, cid)
@@ -80,7 +81,8 @@ async def round_of(n: int, tasks: list[Task]) -> tuple[float, int, dict[str, str
     }
     resumed = time.perf_counter()
     measured.set()
-    rewards = await asyncio.wait_for(run, timeout=600)
+    async with asyncio.timeout(600):
+        rewards = await run
     wall = time.perf_counter() - started - (resumed - paused)
     return wall, sum(r == 1.0 for r in rewards), seen
 

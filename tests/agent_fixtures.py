@@ -305,7 +305,8 @@ def own_deadline(tools: list[BaseTool], model: BaseChatModel | None, task: Publi
 
     async def act(messages: list[BaseMessage]) -> str:
         call = {"name": run_tool.name, "args": {"command": "sleep 5"}, "id": "c1", "type": "tool_call"}
-        await asyncio.wait_for(run_tool.ainvoke(call), timeout=0.5)
+        async with asyncio.timeout(0.5):
+            await run_tool.ainvoke(call)
         return "never"
 
     return RunnableLambda(act)

@@ -57,6 +57,7 @@ from intercode_agents.guards import Guard, GuardPolicy
 from intercode_agents.reward import REWARD_MODES
 from intercode_agents.runner.run_dir import RecordWriter
 from intercode_agents.sandbox import EngineSet
+from intercode_agents.sandbox.cancelling import cancel_and_wait
 from intercode_agents.spec import env_names
 from intercode_agents.tools.observation import DEFAULT_OBSERVATION_LIMIT, model_view
 from intercode_agents.trajectory import Trajectory
@@ -166,9 +167,7 @@ class EpisodeRegistry:
         are waited for, and what they made is ended too."""
         self._closed = True
         if self._reaper is not None:
-            self._reaper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reaper
+            await cancel_and_wait(self._reaper)
         while self._opening or self._ending:
             await asyncio.shield(asyncio.wait(self._opening | self._ending))
         for episode_id in list(self.episodes):

@@ -18,11 +18,12 @@ engine can, so two things stand in:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import stat
 import time
 from collections.abc import Awaitable, Callable
+
+from intercode_agents.sandbox.cancelling import cancel_and_wait
 
 GiB = 1 << 30
 POLL_S = 0.5  # between measurements of the upper directory (slower when a walk takes long)
@@ -108,9 +109,7 @@ class DiskGuard:
 
     async def close(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None
 
     def take_notice(self) -> str | None:

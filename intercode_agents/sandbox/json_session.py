@@ -144,7 +144,8 @@ class JsonSession:
             assert self._proc is not None
             return await self._proc.read_line(timeout, self.max_line)
         try:
-            line = await asyncio.wait_for(self._socket[0].readline(), timeout)
+            async with asyncio.timeout(timeout):
+                line = await self._socket[0].readline()
         except (ValueError, asyncio.LimitOverrunError) as exc:
             raise SessionDied(f"a line of output exceeded {self.max_line} bytes") from exc
         except (ConnectionError, OSError) as exc:

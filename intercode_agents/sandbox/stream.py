@@ -91,7 +91,8 @@ class ProcessStream:
         while True:
             if self.eof:
                 return None
-            msg = await asyncio.wait_for(self._channel.read(), timeout)
+            async with asyncio.timeout(timeout):
+                msg = await self._channel.read()
             if msg is None:
                 self.eof = True
                 return None

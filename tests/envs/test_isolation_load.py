@@ -29,9 +29,8 @@ async def _episode(task, action: str | None = None) -> float:
 
 async def test_32_concurrent_bash_episodes_complete_without_a_hang():
     tasks = select_tasks("bash", "mini")
-    rewards = await asyncio.wait_for(
-        asyncio.gather(*(_episode(tasks[i % len(tasks)]) for i in range(CONCURRENT))), timeout=540
-    )
+    async with asyncio.timeout(540):
+        rewards = await asyncio.gather(*(_episode(tasks[i % len(tasks)]) for i in range(CONCURRENT)))
     assert rewards == [1.0] * CONCURRENT
     await asyncio.sleep(0)
     assert containers_of_run(RUN_ID) == []

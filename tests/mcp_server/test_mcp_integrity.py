@@ -285,7 +285,8 @@ async def test_a_client_that_goes_away_mid_start_leaves_no_episode_and_no_contai
                     await http.post(f"http://127.0.0.1:{port}/mcp", json=START, headers=HEADERS)
 
             calling = asyncio.create_task(client_call())
-            await asyncio.wait_for(entered.wait(), 120)
+            async with asyncio.timeout(120):
+                await entered.wait()
             calling.cancel()  # the client goes away: its connection closes mid-call
             await asyncio.gather(calling, return_exceptions=True)
             await asyncio.sleep(0.5)  # the server sees the disconnect

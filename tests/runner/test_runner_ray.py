@@ -447,7 +447,8 @@ async def test_a_node_that_joins_takes_work_and_one_removed_halfway_has_its_epis
         )  # fmt: skip
     finally:
         ray.cloudpickle.unregister_pickle_by_value(ray_gated_model)
-    await asyncio.wait_for(changes, 60)
+    async with asyncio.timeout(60):
+        await changes
     lost, joined = two_nodes.second.node_id, removed["joined"].node_id
     two_nodes.second = removed["joined"]  # (for any test after this one)
 

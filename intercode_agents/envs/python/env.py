@@ -11,7 +11,6 @@ they differ) in a sandbox of their own, never in the agent's REPL (see
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import re
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from intercode_agents.envs.python.tasks import entry_point
 from intercode_agents.errors import ConfigError, DatasetError
 from intercode_agents.reward import RewardResult
 from intercode_agents.sandbox import JsonSession, Sandbox
+from intercode_agents.sandbox.cancelling import cancel_and_wait
 
 HELPER = ["python3", "/opt/intercode/pyrepl.py"]
 # The name the original bound the submitted function to: the first "def NAME(" anywhere in the gold,
@@ -250,9 +250,7 @@ class PythonEnv(PooledEnv):
                 gold_runs = await gold
             finally:
                 if not gold.done():
-                    gold.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await gold
+                    await cancel_and_wait(gold)
             agent_outcomes, gold_outcomes = await scorer.outcomes(agent_runs, gold_runs, checker)
         return python_reward(tests, agent_outcomes, gold_outcomes, self.reward_mode)
 

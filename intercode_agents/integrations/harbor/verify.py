@@ -217,7 +217,8 @@ class LocalProcess:
         from intercode_agents.errors import SessionDied
 
         try:
-            line = await asyncio.wait_for(self._proc.stdout.readline(), timeout)
+            async with asyncio.timeout(timeout):
+                line = await self._proc.stdout.readline()
         except ValueError as exc:  # past the stream's limit
             raise SessionDied(f"a line of output exceeded {limit} bytes") from exc
         if not line.endswith(b"\n"):
@@ -233,7 +234,8 @@ class LocalProcess:
         with contextlib.suppress(ProcessLookupError):
             self._proc.kill()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self._proc.wait(), 10)
+            async with asyncio.timeout(10):
+                await self._proc.wait()
 
 
 class LocalRunners:

@@ -140,8 +140,11 @@ def travelling(player: Player) -> Player | PlayerRecipe:
     return sent
 
 
-async def _awaited(ref: Any) -> Any:
-    return await ref
+async def _awaited(ref: Any, seconds: float | None = None) -> Any:
+    """A Ray call's answer, within ``seconds`` (TimeoutError past them). With ``asyncio.timeout``:
+    on Python 3.11 ``asyncio.wait_for`` drops a cancel that lands as its call completes."""
+    async with asyncio.timeout(seconds):
+        return await ref
 
 
 def _cause(exc: BaseException) -> BaseException:
@@ -315,7 +318,7 @@ class RayRun:
             .remote(node.slots, self.step_options)
         )
         try:
-            info = await asyncio.wait_for(_awaited(node.actor.info.remote()), self.start_timeout_s)
+            info = await _awaited(node.actor.info.remote(), self.start_timeout_s)
         except TimeoutError:
             late = f"its actor did not start within {self.start_timeout_s:g} s ({SLOTS} held by another run?)"
             self._refuse(node, late)
@@ -593,7 +596,7 @@ class RayRun:
         if node.state != "up":
             return False
         try:
-            await asyncio.wait_for(_awaited(node.actor.info.remote()), 10)
+            await _awaited(node.actor.info.remote(), 10)
         except (TimeoutError, self._ray.exceptions.RayError):
             return False
         return True
@@ -605,7 +608,7 @@ class RayRun:
         calls = [n.actor.release.remote(key) for n in self.up if key in n.prepared]
         for node in self.nodes.values():
             node.prepared.pop(key, None)
-        await asyncio.gather(*(asyncio.wait_for(_awaited(c), 60) for c in calls), return_exceptions=True)
+        await asyncio.gather(*(_awaited(c, 60) for c in calls), return_exceptions=True)
 
     # -- the end --------------------------------------------------------------------------------------
     async def close(self) -> None:
@@ -618,7 +621,7 @@ class RayRun:
         await asyncio.gather(*self._background, return_exceptions=True)
         closing = [n for n in self.nodes.values() if n.state == "up"]
         infos = await asyncio.gather(
-            *(asyncio.wait_for(_awaited(n.actor.close.remote()), 60) for n in closing), return_exceptions=True
+            *(_awaited(n.actor.close.remote(), 60) for n in closing), return_exceptions=True
         )
         for node, info in zip(closing, infos, strict=True):
             if isinstance(info, dict):
@@ -639,7 +642,7 @@ class RayRun:
         lost = {n.id for n in self.nodes.values() if n.state == "lost"}
         targets = [node for node in _slot_nodes(self._ray) if node not in lost]
         refs = [_on_node(self._ray, sweep_run, node).remote(self.run_id) for node in targets]
-        waits = (asyncio.wait_for(_awaited(ref), 60) for ref in refs)
+        waits = (_awaited(ref, 60) for ref in refs)
         results = await asyncio.gather(*waits, return_exceptions=True)
         for node, result in zip(targets, results, strict=True):
             self.swept[node] = result if isinstance(result, dict) else {"error": str(result)}

@@ -111,7 +111,8 @@ async def test_cancelling_mid_command_leaves_no_container(bash_image, backend):
             await sh.run("sleep 100", timeout=200)
 
     task = asyncio.create_task(episode())
-    await asyncio.wait_for(started.wait(), 30)
+    async with asyncio.timeout(30):
+        await started.wait()
     await asyncio.sleep(0.3)
     assert len(containers_of_run(RUN_ID, backend)) == 1
     task.cancel()

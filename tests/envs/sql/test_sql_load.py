@@ -72,11 +72,11 @@ async def test_32_concurrent_sql_episodes_finish_within_the_servers_limits() -> 
     task_ids = [t.id for t in select_tasks("sql", "spider")[:EPISODES]]
     arrived, counted = asyncio.Barrier(EPISODES + 1), asyncio.Event()
     run = asyncio.gather(*(episode(n, task_ids, arrived, counted) for n in range(EPISODES)))
-    running = asyncio.ensure_future(asyncio.wait_for(run, timeout=300))
-    await asyncio.wait_for(arrived.wait(), timeout=300)
-    usage = [await asyncio.to_thread(helpers_and_memory, c) for c in sql_servers()]
-    counted.set()
-    rewards = await running
+    async with asyncio.timeout(300):
+        await arrived.wait()
+        usage = [await asyncio.to_thread(helpers_and_memory, c) for c in sql_servers()]
+        counted.set()
+        rewards = await run
     assert rewards == [1.0] * EPISODES
     limit = size(SERVER_OPTIONS["memory"].upper().replace("G", "GiB"))
     gold, agents = sorted(h for h, _, _ in usage)
