@@ -141,8 +141,7 @@ def travelling(player: Player) -> Player | PlayerRecipe:
 
 
 async def _awaited(ref: Any, seconds: float | None = None) -> Any:
-    """A Ray call's answer, within ``seconds`` (TimeoutError past them). With ``asyncio.timeout``:
-    on Python 3.11 ``asyncio.wait_for`` drops a cancel that lands as its call completes."""
+    """A Ray call's answer, within ``seconds`` (TimeoutError past them)."""
     async with asyncio.timeout(seconds):
         return await ref
 
