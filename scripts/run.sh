@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One entry point that sets up a fresh machine and then runs a job:
 #
-#   scripts/run.sh setup   # apt packages, the Docker engine, the Python environment, images, model weights
+#   scripts/run.sh setup   # apt packages, the Docker engine, the Python environment, the host's
+#                          # per-user kernel budgets, images, model weights
 #   scripts/run.sh demo    # setup, then the main job: the local model on a few Bash and SQL tasks
 #   scripts/run.sh tests   # setup, then the test suite
 #   scripts/run.sh venv    # only the Python environment: .venv (or $VENV) with the package installed
@@ -111,6 +112,15 @@ locate_data() {
   echo "==> task data: ${INTERCODE_DATA:-cache or pinned download}"
 }
 
+host_budgets() {
+  # The kernel counts inotify instances and watches, epoll watches and pipe pages per host user, and
+  # every sandbox's root is the same user: raised out of reach, each sandbox's memory limit bounds
+  # its own (intercode_agents/sandbox/host_limits.py says which and why).
+  phase "engine host's per-user kernel budgets"
+  as_root "$PY" -m intercode_agents.sandbox.host_limits --raise | sed 's/^/    /'
+  done_phase
+}
+
 build_images() {
   phase "sandbox images"
   intercode-agents images build
@@ -123,7 +133,9 @@ fetch_model() {
   done_phase
 }
 
-setup() { install_apt; start_engine; python_env; install_package; locate_data; build_images; fetch_model; }
+setup() {
+  install_apt; start_engine; python_env; install_package; host_budgets; locate_data; build_images; fetch_model
+}
 
 # The demo's tasks: ones the local 1.5B model solves at its first try (a grep count, a file count, a
 # one-table SQL query whose columns the question names) and ones it fails honestly (it guesses the
