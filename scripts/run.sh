@@ -2,7 +2,7 @@
 # One entry point that sets up a fresh machine and then runs a job:
 #
 #   scripts/run.sh setup   # apt packages, the Docker engine, the Python environment, the host's
-#                          # per-user kernel budgets, images, model weights
+#                          # kernel budgets, images, model weights
 #   scripts/run.sh demo    # setup, then the main job: the local model on a few Bash and SQL tasks
 #   scripts/run.sh tests   # setup, then the test suite
 #   scripts/run.sh venv    # only the Python environment: .venv (or $VENV) with the package installed
@@ -113,10 +113,10 @@ locate_data() {
 }
 
 host_budgets() {
-  # The kernel counts inotify instances and watches, epoll watches and pipe pages per host user, and
-  # every sandbox's root is the same user: raised out of reach, each sandbox's memory limit bounds
-  # its own (intercode_agents/sandbox/host_limits.py says which and why).
-  phase "engine host's per-user kernel budgets"
+  # The kernel counts inotify instances, epoll watches and pipe pages per host user (every sandbox's
+  # root is the same user), and open files, AIO events and PIDs per host: raised out of reach, each
+  # sandbox's own limits bound it (intercode_agents/sandbox/host_limits.py says which and why).
+  phase "engine host's kernel budgets"
   as_root "$PY" -m intercode_agents.sandbox.host_limits --raise | sed 's/^/    /'
   done_phase
 }

@@ -1,15 +1,17 @@
-"""The engine host's per-user kernel budgets, which every sandbox shares unless they are out of reach.
+"""The engine host's kernel budgets, which every sandbox shares unless they are out of reach.
 
 Sandboxes run as root (or one fixed user) of the engine's host: without user namespaces, a
 container's root is the host's. The kernel counts some objects per user, not per container, against
 a host-wide sysctl: inotify instances (128 by default) and watches, epoll watches, and the pages of
-pipe buffers past which a new pipe gets two. One episode that takes the whole budget leaves
-every other sandbox, and the harness and the engine themselves, without: a concurrent episode's
-``tail -f`` falls back to polling, its ``inotify_init`` fails, its pipes shrink. Each of these
-objects is charged to the memory cgroup of the process that makes it, so once the shared budget is
-out of reach, a sandbox's own memory limit is what bounds it. ``raise_limits`` puts them there
-(``scripts/run.sh`` runs it as root: ``python -m intercode_agents.sandbox.host_limits --raise``), and a
-local engine's backend warns once when they are still lower.
+pipe buffers past which a new pipe gets two. Others it counts for the whole host: open files, AIO
+events (65536 by default), PIDs. One episode that takes a whole budget leaves every other sandbox,
+and often the harness and the engine themselves, without: a concurrent episode's ``tail -f`` falls
+back to polling, its ``inotify_init``, ``open`` or ``io_setup`` fails, its pipes shrink. Each of
+these objects is charged to the memory cgroup (or, for PIDs, the pids limit) of the sandbox that
+makes it, so once the shared budget is out of reach, a sandbox's own limits are what bound it.
+``raise_limits`` puts them there (``scripts/run.sh`` runs it as root: ``python -m
+intercode_agents.sandbox.host_limits --raise``), and a local engine's backend warns once when they
+are still lower.
 
 Three more are counted per user but checked against each process's own rlimit: POSIX message queue
 bytes (819200 by default), queued real-time signals and SysV memory locked with SHM_LOCK. What one
@@ -28,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 INT_MAX = 2**31 - 1
+LONG_MAX = 2**63 - 1
+PID_MAX_LIMIT = 4 * 1024 * 1024  # the kernel's ceiling on 64-bit machines
 log = logging.getLogger(__name__)
 
 
@@ -52,6 +56,11 @@ BUDGETS = (
     Budget("fs.inotify.max_user_watches", INT_MAX),
     Budget("fs.epoll.max_user_watches", INT_MAX),
     Budget("fs.pipe-user-pages-soft", 0, no_limit_is_zero=True),
+    # host-wide, whoever the user: open files (past it, only CAP_SYS_ADMIN opens any), AIO events,
+    # PIDs (each sandbox may hold its pids limit)
+    Budget("fs.file-max", LONG_MAX),
+    Budget("fs.aio-max-nr", INT_MAX),
+    Budget("kernel.pid_max", PID_MAX_LIMIT),
 )
 
 
