@@ -64,15 +64,20 @@ BUDGETS = (
 )
 
 
+def _current(path: Path) -> int | None:
+    """A sysctl's value, or None where this kernel has no such budget (so nothing to share)."""
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def shortfalls(proc_sys: Path = Path("/proc/sys")) -> list[str]:
     """The budgets of this host still within one sandbox's reach, as ``name = value (want ...)``."""
     found = []
     for budget in BUDGETS:
-        try:
-            value = int((proc_sys / budget.path).read_text().split()[0])
-        except (OSError, ValueError, IndexError):
-            continue  # a kernel without this budget has nothing to share
-        if not budget.reached(value):
+        value = _current(proc_sys / budget.path)
+        if value is not None and not budget.reached(value):
             found.append(f"{budget.sysctl} = {value} (want {budget.wanted})")
     return found
 
@@ -82,9 +87,8 @@ def raise_limits(proc_sys: Path = Path("/proc/sys")) -> list[str]:
     done = []
     for budget in BUDGETS:
         path = proc_sys / budget.path
-        if not path.exists():
-            continue
-        if not budget.reached(int(path.read_text().split()[0])):
+        value = _current(path)
+        if value is not None and not budget.reached(value):
             path.write_text(f"{budget.wanted}\n")
             done.append(f"{budget.sysctl} = {budget.wanted}")
     return done
@@ -101,7 +105,7 @@ def warn_once() -> None:
     _warned = True
     if found := shortfalls():
         log.warning(
-            "the engine host's per-user kernel budgets are shared by every sandbox, and one episode can "
+            "the engine host's kernel budgets are shared by every sandbox, and one episode can "
             "use them up for all the others: %s. Raise them as root with "
             "`python -m intercode_agents.sandbox.host_limits --raise` (scripts/run.sh setup does).",
             "; ".join(found),
@@ -111,7 +115,7 @@ def warn_once() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m intercode_agents.sandbox.host_limits",
-        description="Check, or raise (as root), the per-user kernel budgets the sandboxes share.",
+        description="Check, or raise (as root), the host's kernel budgets the sandboxes share.",
     )
     parser.add_argument("--raise", dest="raise_", action="store_true", help="set the budgets that fall short")
     args = parser.parse_args(argv)

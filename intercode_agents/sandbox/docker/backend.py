@@ -53,7 +53,7 @@ class DockerBackend(Backend):
         # address is another machine's engine, whose storage paths and PIDs mean nothing here.
         address = host or os.environ.get("DOCKER_HOST") or "unix://"
         self.use_fast_paths = fast_paths and type(self).fast_paths and address.startswith("unix://")
-        if address.startswith("unix://"):  # the engine's sandboxes share this kernel's per-user budgets
+        if address.startswith("unix://"):  # the engine's sandboxes share this kernel's budgets
             host_limits.warn_once()
         self._quota_refused = False  # the engine refused a StorageOpt size once (overlay2 on ext4)
 
